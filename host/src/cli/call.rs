@@ -1,0 +1,115 @@
+//! `corral call <tool> <arguments>`: one sandboxed call.
+
+use std::io::Read as _;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, anyhow};
+use clap::Args;
+use corral::{CallContext, CallError, CallOptions};
+use serde_json::{Value, json};
+
+use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
+
+/// Call a tool inside the sandbox.
+///
+/// Without `--json`, prints the output (pretty JSON when the tool returned JSON)
+/// on stdout, or `Error: <message>` on stderr. With `--json`, prints on stdout
+/// either `{"tool", "ok": true, "output", "return_behavior", "duration_ms",
+/// "fuel_consumed"}` or `{"tool", "ok": false, "error": {"kind", "message"},
+/// "llm_text"}`; `kind` is one of the classes of `CallError::kind`.
+#[derive(Args, Debug)]
+pub struct CallCmd {
+    /// The tool name, as `corral list` shows it
+    tool: String,
+    /// Arguments: JSON text of an object, `@FILE` to read it from a file, or `-`
+    /// for stdin
+    #[arg(default_value = "{}")]
+    arguments: String,
+    /// Out-of-band context passed to the tool, as KEY=VALUE (repeatable)
+    #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_pair)]
+    context: Vec<(String, String)>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_pair(raw: &str) -> Result<(String, String), String> {
+    match raw.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got `{raw}`")),
+    }
+}
+
+impl CallCmd {
+    fn read_arguments(&self) -> anyhow::Result<String> {
+        if self.arguments == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the arguments from stdin")?;
+            return Ok(text);
+        }
+        if let Some(path) = self.arguments.strip_prefix('@') {
+            return std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the arguments from file {path}"));
+        }
+        Ok(self.arguments.clone())
+    }
+
+    /// Runs the subcommand.
+    pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let arguments = self.read_arguments()?;
+        let host = global.host().await?;
+        let options = CallOptions {
+            context: self.context.iter().cloned().collect::<CallContext>(),
+            ..CallOptions::default()
+        };
+        let result = host.call(&self.tool, &arguments, &options).await;
+        match result {
+            Err(err @ CallError::UnknownTool { .. }) => Err(anyhow!(err)),
+            Ok(out) => {
+                if self.json {
+                    print_json(&json!({
+                        "tool": out.tool,
+                        "ok": true,
+                        "output": out.json.clone().unwrap_or(Value::String(out.text.clone())),
+                        "return_behavior": out.return_behavior,
+                        "duration_ms": out.duration.as_secs_f64() * 1e3,
+                        "fuel_consumed": out.fuel_consumed,
+                    }))?;
+                } else {
+                    match &out.json {
+                        Some(value) => print_json(value)?,
+                        None => println!("{}", out.text),
+                    }
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(err) => {
+                if self.json {
+                    print_json(&json!({
+                        "tool": self.tool,
+                        "ok": false,
+                        "error": { "kind": err.kind(), "message": err.to_string() },
+                        "llm_text": err.llm_text(),
+                    }))?;
+                } else {
+                    eprintln!("{}", err.llm_text());
+                }
+                Ok(ExitCode::from(EXIT_TOOL_FAILED))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_pairs_need_a_key() {
+        assert_eq!(parse_pair("a=b=c").unwrap(), ("a".into(), "b=c".into()));
+        assert!(parse_pair("=x").is_err());
+        assert!(parse_pair("novalue").is_err());
+    }
+}

@@ -1,0 +1,73 @@
+//! `corral describe <tool>`: one tool's full spec.
+
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use clap::Args;
+use corral::CallError;
+use serde_json::json;
+
+use super::{GlobalArgs, print_json};
+
+/// Show one tool's description, metadata and argument schema.
+///
+/// `--json` prints `{"name", "description", "parameters", "metadata",
+/// "plugin": {"name", "path", "sha256"}}`.
+#[derive(Args, Debug)]
+pub struct DescribeCmd {
+    /// The tool name, as `corral list` shows it
+    tool: String,
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+impl DescribeCmd {
+    /// Runs the subcommand.
+    pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let host = global.host().await?;
+        let Some(tool) = host.tool(&self.tool) else {
+            let suggestion = host
+                .tools()
+                .map(|t| t.spec().name.clone())
+                .find(|n| n.eq_ignore_ascii_case(&self.tool));
+            return Err(anyhow!(CallError::UnknownTool {
+                name: self.tool,
+                suggestion,
+            }));
+        };
+        let spec = tool.spec();
+        let plugin = tool.plugin();
+        if self.json {
+            print_json(&json!({
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": spec.parameters,
+                "metadata": spec.metadata,
+                "plugin": {
+                    "name": plugin.name(),
+                    "path": plugin.path(),
+                    "sha256": plugin.sha256(),
+                },
+            }))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let m = &spec.metadata;
+        println!("{}", spec.name);
+        println!("  {}", spec.description);
+        println!();
+        println!("plugin:            {} ({})", plugin.name(), plugin.path().display());
+        println!("sha256:            {}", plugin.sha256());
+        println!("category:          {}", m.category);
+        println!("keywords:          {}", m.keywords.join(", "));
+        println!("version:           {}", m.version);
+        println!("idempotent:        {}", m.idempotent);
+        println!("parallelizable:    {}", m.parallelizable);
+        println!("latency:           {:?}", m.latency);
+        println!("requires approval: {}", m.requires_approval);
+        println!("return behavior:   {:?}", m.return_behavior);
+        println!("parameters:");
+        println!("{}", serde_json::to_string_pretty(&spec.parameters)?);
+        Ok(ExitCode::SUCCESS)
+    }
+}

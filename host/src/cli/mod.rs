@@ -1,0 +1,166 @@
+//! Argument parsing, logging setup and dispatch to one struct per subcommand.
+
+mod call;
+mod describe;
+mod list;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{ArgAction, Args, Parser, Subcommand};
+use corral::{ComponentCache, Host, Limits};
+
+/// Exit code when the tool failed.
+pub const EXIT_TOOL_FAILED: u8 = 1;
+/// Exit code when corral itself failed.
+pub const EXIT_CORRAL_FAILED: u8 = 2;
+
+/// Run untrusted LLM tools, compiled to WebAssembly components, in a sandbox.
+#[derive(Parser, Debug)]
+#[command(name = "corral", version, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options shared by every subcommand.
+#[derive(Args, Debug, Clone)]
+pub struct GlobalArgs {
+    /// Directory of plugin components (`*.wasm`) [default: the bundled sample
+    /// tools, `<repository>/plugins`]
+    #[arg(long, global = true, value_name = "DIR", env = "CORRAL_PLUGINS")]
+    plugins: Option<PathBuf>,
+    /// Wall-clock deadline per call, in milliseconds
+    #[arg(long, global = true, value_name = "MS", default_value_t = Limits::DEFAULT_TIMEOUT_MS)]
+    timeout_ms: u64,
+    /// Fuel budget per call, in fuel units (about one per wasm instruction)
+    #[arg(long, global = true, value_name = "UNITS", default_value_t = Limits::DEFAULT_FUEL)]
+    fuel: u64,
+    /// Linear-memory cap per call, in MiB
+    #[arg(long, global = true, value_name = "MIB", default_value_t = Limits::DEFAULT_MEMORY_BYTES >> 20)]
+    memory_mib: usize,
+    /// Cap on a tool's result text, in KiB
+    #[arg(long, global = true, value_name = "KIB", default_value_t = Limits::DEFAULT_OUTPUT_BYTES >> 10)]
+    output_kib: usize,
+    /// Directory of precompiled components [default: $XDG_CACHE_HOME/corral or
+    /// ~/.cache/corral]
+    #[arg(long, global = true, value_name = "DIR", env = "CORRAL_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile every plugin instead of using the precompiled cache
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Log more on stderr: default errors only, -v info, -vv debug, -vvv trace
+    /// (RUST_LOG overrides)
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    verbose: u8,
+}
+
+impl GlobalArgs {
+    fn limits(&self) -> anyhow::Result<Limits> {
+        Ok(Limits {
+            fuel: self.fuel,
+            timeout_ms: self.timeout_ms,
+            memory_bytes: self
+                .memory_mib
+                .checked_mul(1 << 20)
+                .context("--memory-mib is too large")?,
+            output_bytes: self
+                .output_kib
+                .checked_mul(1 << 10)
+                .context("--output-kib is too large")?,
+            ..Limits::default()
+        })
+    }
+
+    /// Builds the host from these options.
+    pub async fn host(&self) -> anyhow::Result<Host> {
+        let dir = self
+            .plugins
+            .clone()
+            .unwrap_or_else(|| corral::bundled_plugin_dir().to_path_buf());
+        let cache = match (&self.cache_dir, self.no_cache) {
+            (_, true) => ComponentCache::disabled(),
+            (Some(dir), false) => ComponentCache::in_dir(dir),
+            (None, false) => ComponentCache::user_default(),
+        };
+        let host = Host::builder()
+            .plugin_dir(&dir)
+            .limits(self.limits()?)
+            .cache(cache)
+            .build()
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot load plugins from {} (build the sample tools with \
+                     scripts/build-guests.sh, or pass --plugins DIR)",
+                    dir.display()
+                )
+            })?;
+        Ok(host)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every loaded tool
+    List(list::ListCmd),
+    /// Show one tool's description, metadata and argument schema
+    Describe(describe::DescribeCmd),
+    /// Call a tool inside the sandbox
+    Call(call::CallCmd),
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "error",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.global.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::from(EXIT_CORRAL_FAILED);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::List(cmd) => cmd.run(&cli.global).await,
+            Command::Describe(cmd) => cmd.run(&cli.global).await,
+            Command::Call(cmd) => cmd.run(&cli.global).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(EXIT_CORRAL_FAILED)
+        }
+    }
+}
+
+/// Prints `value` as pretty JSON on stdout.
+pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! The wasmtime engine every plugin runs on: component model, fuel metering,
+//! epoch interruption with a background ticker, and the pooling allocator.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::limits::PoolConfig;
+
+/// How often the ticker advances the engine's epoch. A deadline is rounded up
+/// to whole ticks, so a call overruns its timeout by at most one tick.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// A configured wasmtime engine plus the thread that drives its epoch.
+///
+/// Cloning is cheap and shares both; the ticker stops when the last clone is
+/// dropped.
+#[derive(Clone)]
+pub struct Engine {
+    inner: wasmtime::Engine,
+    pool: PoolConfig,
+    _ticker: Arc<Ticker>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("pool", &self.pool).finish()
+    }
+}
+
+struct Ticker {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Engine {
+    /// Creates an engine with fuel, epochs and a pooling allocator sized by `pool`.
+    ///
+    /// # Errors
+    /// When wasmtime rejects the configuration, for example when the machine
+    /// cannot reserve the pool's address space (`ulimit -v`).
+    pub fn new(pool: PoolConfig) -> Result<Self, wasmtime::Error> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.consume_fuel(true);
+        config.epoch_interruption(true);
+        config.parallel_compilation(true);
+
+        let instances = pool.max_concurrent_instances;
+        let mut pooling = PoolingAllocationConfig::new();
+        pooling.total_component_instances(instances);
+        // Rust components have one core instance with one memory; componentize-py
+        // and componentize-js ones have a dozen core instances and a few memories.
+        pooling.max_core_instances_per_component(64);
+        pooling.max_memories_per_component(8);
+        pooling.max_tables_per_component(64);
+        pooling.total_core_instances(instances * 16);
+        pooling.total_memories(instances * 4);
+        pooling.total_tables(instances * 16);
+        pooling.total_stacks(instances);
+        pooling.max_memory_size(pool.max_memory_bytes);
+        pooling.max_component_instance_size(4 << 20);
+        pooling.max_core_instance_size(4 << 20);
+        pooling.linear_memory_keep_resident(pool.keep_resident_bytes);
+        pooling.table_keep_resident(pool.keep_resident_bytes.min(64 << 10));
+        pooling.async_stack_keep_resident(pool.keep_resident_bytes.min(64 << 10));
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+
+        let inner = wasmtime::Engine::new(&config)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticker_engine = inner.weak();
+        let ticker_stop = stop.clone();
+        std::thread::Builder::new()
+            .name("corral-epoch".into())
+            .spawn(move || {
+                while !ticker_stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    match ticker_engine.upgrade() {
+                        Some(engine) => engine.increment_epoch(),
+                        None => break,
+                    }
+                }
+            })
+            .map_err(|err| wasmtime::Error::msg(format!("cannot start the epoch ticker: {err}")))?;
+        Ok(Self {
+            inner,
+            pool,
+            _ticker: Arc::new(Ticker { stop }),
+        })
+    }
+
+    /// The underlying wasmtime engine.
+    pub fn wasmtime(&self) -> &wasmtime::Engine {
+        &self.inner
+    }
+
+    /// The pool this engine was created with.
+    pub fn pool(&self) -> &PoolConfig {
+        &self.pool
+    }
+
+    /// Epoch ticks that cover `timeout`, rounded up, at least one.
+    pub fn deadline_ticks(timeout: Duration) -> u64 {
+        let tick = EPOCH_TICK.as_micros().max(1);
+        (timeout.as_micros().div_ceil(tick)).max(1) as u64
+    }
+}

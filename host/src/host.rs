@@ -1,0 +1,386 @@
+//! [`Host`]: the embeddable entry point. It loads a plugin directory, lists the
+//! resolved tools, and runs calls: parse, validate against the schema, wait for
+//! a pool slot, run in a fresh sandbox, classify the outcome, log it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use wasmtime::component::Linker;
+
+use crate::approval::GuestApprovals;
+use crate::cache::ComponentCache;
+use crate::call::{CallOptions, CallOutput};
+use crate::engine::Engine;
+use crate::error::{CallError, HostError, LoadError};
+use crate::limits::{Limits, PoolConfig};
+use crate::loader::{self, Plugin};
+use crate::resolver::{self, Registry, Tool};
+use crate::sandbox::{self, ApprovalSetup, Op, OpResult, RunSetup, SandboxState};
+use crate::spec::ToolSpec;
+
+/// Longest rendering of input or output in the per-call INFO log line, in
+/// characters (reference 000's "truncated input/output").
+const LOG_PREVIEW_CHARS: usize = 200;
+
+/// Configures and builds a [`Host`].
+///
+/// Defaults: no plugin directory (no tools), [`Limits::default`],
+/// [`PoolConfig::default`], the per-user component cache
+/// ([`ComponentCache::user_default`]), and guest approval requests answered
+/// with continue ([`GuestApprovals::new`]).
+#[derive(Debug, Clone)]
+pub struct HostBuilder {
+    plugin_dir: Option<PathBuf>,
+    limits: Limits,
+    pool: PoolConfig,
+    cache: ComponentCache,
+    approvals: GuestApprovals,
+}
+
+impl Default for HostBuilder {
+    fn default() -> Self {
+        Self {
+            plugin_dir: None,
+            limits: Limits::default(),
+            pool: PoolConfig::default(),
+            cache: ComponentCache::user_default(),
+            approvals: GuestApprovals::new(),
+        }
+    }
+}
+
+impl HostBuilder {
+    /// Loads every `*.wasm` directly inside `dir` (not recursive).
+    #[must_use]
+    pub fn plugin_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.plugin_dir = Some(dir.into());
+        self
+    }
+
+    /// Limits for every call (and for `describe` at load).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sizing of the instance pool.
+    #[must_use]
+    pub fn pool(mut self, pool: PoolConfig) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// Where precompiled components are cached.
+    #[must_use]
+    pub fn cache(mut self, cache: ComponentCache) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Answers to guest approval requests.
+    #[must_use]
+    pub fn guest_approvals(mut self, approvals: GuestApprovals) -> Self {
+        self.approvals = approvals;
+        self
+    }
+
+    /// Creates the engine, loads and resolves the plugins.
+    ///
+    /// A plugin that fails to load does not fail the build: it is reported by
+    /// [`Host::load_errors`] and logged at ERROR.
+    ///
+    /// # Errors
+    /// [`HostError::Limits`] for unusable limits, [`HostError::Engine`] when
+    /// wasmtime rejects the configuration, [`HostError::PluginDir`] when the
+    /// plugin directory cannot be listed.
+    pub async fn build(self) -> Result<Host, HostError> {
+        self.limits.validate(&self.pool)?;
+        let engine = Engine::new(self.pool).map_err(|e| HostError::Engine(format!("{e:#}")))?;
+        let linker =
+            Arc::new(sandbox::linker(&engine).map_err(|e| HostError::Engine(format!("{e:#}")))?);
+        let files = match &self.plugin_dir {
+            Some(dir) => loader::plugin_files(dir)?,
+            None => Vec::new(),
+        };
+        let started = Instant::now();
+        let (described, mut load_errors) =
+            loader::load_files(&engine, &linker, &self.cache, files, &self.limits).await;
+        let (registry, resolve_errors) = resolver::resolve(described);
+        load_errors.extend(resolve_errors);
+        load_errors.sort_by(|a, b| a.path.cmp(&b.path));
+        for err in &load_errors {
+            tracing::error!("plugin not loaded: {err}");
+        }
+        tracing::info!(
+            tools = registry.tools().count(),
+            failed = load_errors.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "plugins loaded"
+        );
+        for tool in registry.tools() {
+            tracing::trace!(
+                spec = %serde_json::to_string(tool.spec()).unwrap_or_default(),
+                "tool spec"
+            );
+        }
+        Ok(Host {
+            permits: Arc::new(Semaphore::new(self.pool.max_concurrent_instances as usize)),
+            engine,
+            _linker: linker,
+            registry,
+            load_errors,
+            limits: self.limits,
+            approvals: Arc::new(self.approvals),
+        })
+    }
+}
+
+/// A loaded set of sandboxed tools.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use corral::{CallOptions, Host};
+/// let host = Host::builder().plugin_dir("plugins").build().await?;
+/// let out = host
+///     .call("word_count", r#"{"text": "one two"}"#, &CallOptions::default())
+///     .await?;
+/// assert_eq!(out.json.unwrap()["words"], 2);
+/// # Ok(()) }
+/// ```
+///
+/// `Host` is `Send + Sync`; share it behind an `Arc` to call from many tasks.
+/// At most [`PoolConfig::max_concurrent_instances`] calls run at once; the rest
+/// wait for a slot.
+pub struct Host {
+    engine: Engine,
+    _linker: Arc<Linker<SandboxState>>,
+    registry: Registry,
+    load_errors: Vec<LoadError>,
+    limits: Limits,
+    approvals: Arc<GuestApprovals>,
+    permits: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("tools", &self.registry.tools().count())
+            .field("load_errors", &self.load_errors.len())
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl Host {
+    /// A builder with every default (see [`HostBuilder`]).
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.registry.tools().map(Arc::as_ref)
+    }
+
+    /// Every tool's spec, sorted by name.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.tools().map(Tool::spec)
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.registry.get(name).map(Arc::as_ref)
+    }
+
+    /// The plugins that failed to load, with reasons, sorted by path.
+    pub fn load_errors(&self) -> &[LoadError] {
+        &self.load_errors
+    }
+
+    /// The default limits of every call.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Calls `name` with `arguments` (JSON text of an object).
+    ///
+    /// Order: look up the tool, parse and validate the arguments against its
+    /// schema (no guest code runs for invalid arguments), wait for a pool slot
+    /// (and, for tools that are not parallelizable, for the tool's previous
+    /// call), run in a fresh sandbox under every limit, check the output size.
+    ///
+    /// # Errors
+    /// One [`CallError`] class per way a call can fail; see its variants.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: &str,
+        options: &CallOptions,
+    ) -> Result<CallOutput, CallError> {
+        let started = Instant::now();
+        let result = self.call_inner(name, arguments, options, started).await;
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let input = preview(arguments);
+        match &result {
+            Ok(out) => {
+                tracing::info!(
+                    tool = name,
+                    ms,
+                    fuel = out.fuel_consumed,
+                    "{name}({input}) -> {}",
+                    preview(&out.text)
+                );
+                tracing::debug!(tool = name, "full input: {arguments}\nfull output: {}", out.text);
+            }
+            Err(err) => {
+                tracing::warn!(tool = name, ms, kind = err.kind(), "{name}({input}) -> {}", err.llm_text());
+                tracing::debug!(tool = name, "full input: {arguments}");
+            }
+        }
+        result
+    }
+
+    async fn call_inner(
+        &self,
+        name: &str,
+        arguments: &str,
+        options: &CallOptions,
+        started: Instant,
+    ) -> Result<CallOutput, CallError> {
+        let tool = self.registry.get(name).ok_or_else(|| CallError::UnknownTool {
+            name: name.to_string(),
+            suggestion: self.registry.suggest(name),
+        })?;
+        let invalid = |problems: Vec<String>| CallError::InvalidArguments {
+            tool: name.to_string(),
+            problems,
+            code: None,
+        };
+        let value: Value = serde_json::from_str(arguments)
+            .map_err(|err| invalid(vec![format!("the arguments are not valid JSON: {err}")]))?;
+        if !value.is_object() {
+            return Err(invalid(vec![
+                "the arguments must be a JSON object, e.g. {\"text\": \"...\"}".into(),
+            ]));
+        }
+        tool.validate_arguments(&value).map_err(invalid)?;
+
+        let limits = options.limits.unwrap_or(self.limits);
+        limits
+            .validate(self.engine.pool())
+            .map_err(|err| CallError::Internal {
+                tool: name.to_string(),
+                message: err.to_string(),
+            })?;
+        let _slot = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| CallError::Internal {
+                tool: name.to_string(),
+                message: "the host is shutting down".into(),
+            })?;
+        let _serial = if tool.spec().metadata.parallelizable {
+            None
+        } else {
+            Some(tool.serial.lock().await)
+        };
+
+        let plugin: &Plugin = tool.plugin();
+        let setup = RunSetup {
+            engine: &self.engine,
+            pre: plugin.pre(),
+            limits: &limits,
+            plugin: plugin.name_arc(),
+            tool: Arc::from(name),
+            approval: ApprovalSetup {
+                approvals: self.approvals.clone(),
+                validator: Some(tool.validator().clone()),
+            },
+            progress: options.progress.clone(),
+        };
+        let op = Op::Call {
+            name,
+            arguments,
+            context: options.context.to_pairs(),
+        };
+        let (result, report) = sandbox::run(setup, op).await;
+        log_stdio(name, "stdout", &report.stdout);
+        log_stdio(name, "stderr", &report.stderr);
+
+        let returned = match result {
+            Ok(OpResult::Call(returned)) => returned,
+            Ok(OpResult::Describe(_)) => unreachable!("a call returns a call result"),
+            Err(failure) => return Err(failure.into_call_error(name, &limits)),
+        };
+        use crate::bindings::corral::tool::types::ToolError as WitError;
+        match returned {
+            Ok(text) => {
+                if text.len() > limits.output_bytes {
+                    return Err(CallError::OutputTooLarge {
+                        tool: name.to_string(),
+                        bytes: text.len(),
+                        limit_bytes: limits.output_bytes,
+                    });
+                }
+                let json = serde_json::from_str(&text).ok();
+                Ok(CallOutput {
+                    tool: name.to_string(),
+                    text,
+                    json,
+                    return_behavior: tool.spec().metadata.return_behavior,
+                    duration: started.elapsed(),
+                    fuel_consumed: report.fuel_consumed,
+                })
+            }
+            Err(_) if report.rejected.is_some() => Err(CallError::Rejected {
+                tool: name.to_string(),
+                reason: report.rejected.unwrap_or_default(),
+            }),
+            Err(WitError::InvalidArguments(info)) => Err(CallError::InvalidArguments {
+                tool: name.to_string(),
+                problems: vec![info.message],
+                code: info.code,
+            }),
+            Err(WitError::ExecutionFailed(info)) => Err(CallError::ToolFailed {
+                tool: name.to_string(),
+                message: info.message,
+                code: info.code,
+            }),
+        }
+    }
+}
+
+/// Logs what a guest printed, noting how much was discarded.
+fn log_stdio(tool: &str, stream: &str, (text, discarded): &(String, u64)) {
+    if text.is_empty() && *discarded == 0 {
+        return;
+    }
+    if *discarded > 0 {
+        tracing::warn!(tool, stream, discarded, "guest output truncated; {discarded} bytes discarded");
+    }
+    tracing::debug!(tool, stream, "{}", text.trim_end());
+}
+
+/// The first [`LOG_PREVIEW_CHARS`] characters of `text`, on one line.
+fn preview(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(LOG_PREVIEW_CHARS)
+        .map(|c| if c == '\n' { ' ' } else { c })
+        .collect();
+    if text.chars().count() > LOG_PREVIEW_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+/// The plugin directory that holds the bundled sample tools, as built by
+/// `scripts/build-guests.sh`: `<repository>/plugins`.
+pub fn bundled_plugin_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins"))
+}

@@ -1,0 +1,49 @@
+//! corral: a WebAssembly plugin host that runs untrusted LLM tools in a sandbox.
+//!
+//! A tool is a WebAssembly component targeting the `corral:tool/plugin` world
+//! (`wit/corral-tool.wit`). corral loads a directory of them, validates and names
+//! their tools, and runs each call in a fresh, deny-by-default sandbox with fuel,
+//! an epoch deadline and a memory cap.
+//!
+//! Where a call goes, module by module:
+//! - [`loader`]: find `*.wasm`, compile (via [`cache`]), link, run `describe`;
+//! - [`resolver`]: validate specs and names, compile argument schemas;
+//! - [`host`]: the [`Host`] API: look up, validate arguments, run, classify;
+//! - [`sandbox`]: the store, WASI context, limits and host imports of one call;
+//! - [`approval`]: answers to a guest's `request-approval`;
+//! - [`limits`], [`engine`]: the knobs and the wasmtime engine behind them;
+//! - [`spec`], [`call`], [`error`]: the data that goes in and out.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let host = corral::Host::builder().plugin_dir("plugins").build().await?;
+//! for spec in host.specs() {
+//!     println!("{}: {}", spec.name, spec.description);
+//! }
+//! let out = host
+//!     .call("sha256", r#"{"text": "abc"}"#, &corral::CallOptions::default())
+//!     .await?;
+//! println!("{}", out.text);
+//! # Ok(()) }
+//! ```
+
+pub mod approval;
+mod bindings;
+pub mod cache;
+pub mod call;
+pub mod engine;
+pub mod error;
+pub mod host;
+pub mod limits;
+pub mod loader;
+pub mod resolver;
+pub mod sandbox;
+pub mod spec;
+
+pub use approval::{ApprovalDecision, GuestApprovals};
+pub use cache::ComponentCache;
+pub use call::{CallContext, CallOptions, CallOutput, ToolResult};
+pub use error::{CallError, HostError, LoadError, LoadErrorReason};
+pub use host::{Host, HostBuilder, bundled_plugin_dir};
+pub use limits::{Limits, PoolConfig};
+pub use spec::{Latency, ReturnBehavior, ToolMetadata, ToolSpec};

@@ -1,0 +1,318 @@
+//! The resolver: validates every spec a plugin describes, compiles its argument
+//! schema once, and names each tool exactly once across all plugins.
+//!
+//! Rules (reference 000's tool interface and edge-case table, plus MCP's
+//! requirement that an input schema describes an object):
+//! - a name is non-blank, only `[A-Za-z0-9_]`, at most [`MAX_NAME_LEN`] characters,
+//!   and not one of [`RESERVED_NAMES`];
+//! - a description is non-empty;
+//! - `parameters` is JSON, a valid JSON Schema, and describes an object;
+//! - one plugin may not describe the same name twice, and two plugins may not
+//!   provide the same name: plugins are resolved in file-name order and the later
+//!   plugin fails to load with an error naming both files.
+//!
+//! A plugin with any invalid spec fails to load as a whole, so that no plugin is
+//! ever served half-described.
+
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::{LoadError, LoadErrorReason};
+use crate::loader::Plugin;
+use crate::spec::{RawSpec, ToolSpec};
+
+/// Longest tool name accepted.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Names the host reserves for its own built-in tools.
+pub const RESERVED_NAMES: &[&str] = &["execute_tool_plan"];
+
+/// One resolved tool: its spec, the plugin that provides it, and the compiled
+/// validator for its arguments.
+pub struct Tool {
+    spec: ToolSpec,
+    plugin: Arc<Plugin>,
+    validator: Arc<jsonschema::Validator>,
+    /// Held during a call when the tool is not parallelizable.
+    pub(crate) serial: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.spec.name)
+            .field("plugin", &self.plugin.path())
+            .finish()
+    }
+}
+
+impl Tool {
+    /// The validated spec.
+    pub fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The plugin that provides the tool.
+    pub fn plugin(&self) -> &Plugin {
+        &self.plugin
+    }
+
+    pub(crate) fn validator(&self) -> &Arc<jsonschema::Validator> {
+        &self.validator
+    }
+
+    /// Checks `arguments` against the tool's schema.
+    ///
+    /// # Errors
+    /// Every violation, each as "`<json pointer>`: <problem>" (the root is shown
+    /// as `(root)`).
+    pub fn validate_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(arguments)
+            .map(|err| {
+                let path = err.instance_path().to_string();
+                let path = if path.is_empty() { "(root)".to_string() } else { path };
+                format!("`{path}`: {err}")
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// Every tool the host serves, by name.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    tools: BTreeMap<String, Arc<Tool>>,
+}
+
+impl Registry {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.tools.get(name)
+    }
+
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.tools.values()
+    }
+
+    /// The loaded name closest to `name`, for "did you mean" hints.
+    pub(crate) fn suggest(&self, name: &str) -> Option<String> {
+        let wanted = name.to_ascii_lowercase();
+        self.tools
+            .keys()
+            .map(|k| (edit_distance(&wanted, &k.to_ascii_lowercase()), k))
+            .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+            .min()
+            .map(|(_, k)| k.clone())
+    }
+}
+
+/// Checks a tool name against the naming rule.
+///
+/// # Errors
+/// A message saying which rule the name breaks.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err("the name is blank; give the tool a name of [A-Za-z0-9_]".into());
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!(
+            "the name is {} characters long; use at most {MAX_NAME_LEN}",
+            name.len()
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+    {
+        return Err(format!(
+            "the name contains {bad:?}; use only letters, digits and underscores"
+        ));
+    }
+    if RESERVED_NAMES.contains(&name) {
+        return Err("the name is reserved for a corral built-in tool; rename it".into());
+    }
+    Ok(())
+}
+
+/// Validates one spec and compiles its schema.
+fn check_spec(raw: RawSpec) -> Result<(ToolSpec, jsonschema::Validator), LoadErrorReason> {
+    let invalid = |problem: String| LoadErrorReason::InvalidSpec {
+        tool: raw.name.clone(),
+        problem,
+    };
+    check_name(&raw.name).map_err(invalid)?;
+    if raw.description.trim().is_empty() {
+        return Err(invalid(
+            "the description is empty; say what the tool does and when to use it".into(),
+        ));
+    }
+    let schema: Value = serde_json::from_str(&raw.parameters)
+        .map_err(|err| invalid(format!("the parameters schema is not JSON: {err}")))?;
+    if let Err(err) = jsonschema::meta::validate(&schema) {
+        return Err(invalid(format!(
+            "the parameters schema is not a valid JSON Schema: {err} (at `{}`)",
+            err.instance_path()
+        )));
+    }
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(invalid(
+            "the parameters schema must describe an object (`\"type\": \"object\"`): \
+             arguments are always a JSON object"
+                .into(),
+        ));
+    }
+    let validator = jsonschema::validator_for(&schema)
+        .map_err(|err| invalid(format!("the parameters schema does not compile: {err}")))?;
+    let spec = ToolSpec {
+        name: raw.name,
+        description: raw.description,
+        parameters: schema,
+        metadata: raw.metadata,
+    };
+    Ok((spec, validator))
+}
+
+/// Resolves described plugins into a registry. `described` must be in the order
+/// that decides duplicate names (file-name order).
+pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry, Vec<LoadError>) {
+    let mut registry = Registry::default();
+    let mut errors = Vec::new();
+    'plugins: for (plugin, raws) in described {
+        let fail = |reason| LoadError {
+            path: plugin.path().to_path_buf(),
+            reason,
+        };
+        if raws.is_empty() {
+            errors.push(fail(LoadErrorReason::NoTools));
+            continue;
+        }
+        let mut accepted: Vec<(ToolSpec, jsonschema::Validator)> = Vec::new();
+        for raw in raws {
+            match check_spec(raw) {
+                Ok(checked) => {
+                    if accepted.iter().any(|(s, _)| s.name == checked.0.name) {
+                        errors.push(fail(LoadErrorReason::InvalidSpec {
+                            tool: checked.0.name,
+                            problem: "the plugin describes this name twice; rename one".into(),
+                        }));
+                        continue 'plugins;
+                    }
+                    accepted.push(checked);
+                }
+                Err(reason) => {
+                    errors.push(fail(reason));
+                    continue 'plugins;
+                }
+            }
+        }
+        if let Some((spec, _)) = accepted
+            .iter()
+            .find(|(s, _)| registry.tools.contains_key(&s.name))
+        {
+            let other = registry.tools[&spec.name].plugin.path().to_path_buf();
+            errors.push(fail(LoadErrorReason::DuplicateTool {
+                tool: spec.name.clone(),
+                other,
+            }));
+            continue;
+        }
+        for (spec, validator) in accepted {
+            match registry.tools.entry(spec.name.clone()) {
+                Entry::Vacant(slot) => {
+                    slot.insert(Arc::new(Tool {
+                        spec,
+                        plugin: plugin.clone(),
+                        validator: Arc::new(validator),
+                        serial: tokio::sync::Mutex::new(()),
+                    }));
+                }
+                Entry::Occupied(_) => unreachable!("checked for duplicates above"),
+            }
+        }
+    }
+    (registry, errors)
+}
+
+/// Levenshtein distance, for "did you mean" suggestions on short names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_rule() {
+        assert!(check_name("word_count").is_ok());
+        assert!(check_name("A9_").is_ok());
+        assert!(check_name("").unwrap_err().contains("blank"));
+        assert!(check_name("   ").unwrap_err().contains("blank"));
+        assert!(check_name("has-dash").unwrap_err().contains("'-'"));
+        assert!(check_name("spa ce").unwrap_err().contains("' '"));
+        assert!(check_name("é").is_err());
+        assert!(check_name(&"a".repeat(64)).is_ok());
+        assert!(check_name(&"a".repeat(65)).unwrap_err().contains("65"));
+        assert!(check_name("execute_tool_plan").unwrap_err().contains("reserved"));
+    }
+
+    fn raw(parameters: &str) -> RawSpec {
+        RawSpec {
+            name: "t".into(),
+            description: "d".into(),
+            parameters: parameters.into(),
+            metadata: crate::spec::ToolMetadata {
+                category: String::new(),
+                keywords: vec![],
+                version: String::new(),
+                idempotent: true,
+                parallelizable: true,
+                latency: crate::spec::Latency::Fast,
+                requires_approval: false,
+                return_behavior: crate::spec::ReturnBehavior::ToLlm,
+            },
+        }
+    }
+
+    #[test]
+    fn schemas_must_be_valid_object_schemas() {
+        assert!(check_spec(raw(r#"{"type":"object"}"#)).is_ok());
+        let not_json = check_spec(raw("{")).unwrap_err().to_string();
+        assert!(not_json.contains("not JSON"), "{not_json}");
+        let invalid = check_spec(raw(r#"{"type":"object","minLength":"x"}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(invalid.contains("not a valid JSON Schema"), "{invalid}");
+        let not_object = check_spec(raw(r#"{"type":"string"}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(not_object.contains("must describe an object"), "{not_object}");
+        let mut blank = raw(r#"{"type":"object"}"#);
+        blank.description = "  ".into();
+        assert!(check_spec(blank).unwrap_err().to_string().contains("description"));
+    }
+
+    #[test]
+    fn suggests_close_names() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
+    }
+}

@@ -1,0 +1,424 @@
+//! The sandbox: one fresh store and instance per call, deny-by-default WASI, and
+//! every limit (fuel, epoch deadline, wall-clock timeout, memory cap) applied
+//! before any guest code runs. This module is the only place guest code is
+//! executed; `describe` at load time goes through it too.
+//!
+//! What a guest gets (all of it, nothing configurable yet):
+//! - WASI with no preopened directories, no environment variables, no arguments,
+//!   stdin closed, TCP, UDP and name lookup disabled, every socket address
+//!   denied; wall and monotonic clocks and random numbers are available.
+//! - stdout and stderr captured to bounded buffers ([`stdio::Capture`]) and
+//!   logged after the call.
+//! - The `corral:tool/host` imports: `log`, `progress`, `request-approval`.
+//! - No `wasi:http`: it is not linked, so a component importing it fails to load.
+
+pub mod stdio;
+
+use std::sync::Arc;
+
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::approval::{ApprovalDecision, GuestApprovals};
+use crate::bindings::corral::tool::types as wit;
+use crate::bindings::{Plugin, PluginPre};
+use crate::engine::Engine;
+use crate::limits::Limits;
+use stdio::Capture;
+
+/// Longest guest log or progress message kept, in bytes; the rest is cut.
+pub const MAX_LOG_MESSAGE_BYTES: usize = 4096;
+
+/// Receives a guest's `progress(message)` calls: `(tool, message)`.
+pub type ProgressSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// Builds the linker every plugin is instantiated with: WASI p2 (async) plus the
+/// `corral:tool/host` interface. Nothing else, in particular no `wasi:http`.
+pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<SandboxState>> {
+    let mut linker = Linker::new(engine.wasmtime());
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(&mut linker, |state| state)?;
+    Ok(linker)
+}
+
+/// The WASI context of every call: everything denied, stdio captured.
+fn deny_all_wasi(stdout: &Capture, stderr: &Capture) -> WasiCtx {
+    // `WasiCtxBuilder::new()` already has no env, args or preopens, a closed
+    // stdin and every socket address denied; the explicit calls below make the
+    // network denial independent of that default.
+    let mut builder = WasiCtxBuilder::new();
+    builder
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    builder.build()
+}
+
+/// `StoreLimits` plus a record of whether a growth was refused, so that the trap
+/// that usually follows can be reported as a memory-cap failure.
+struct Limiter {
+    inner: StoreLimits,
+    memory_refused: bool,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = self.inner.memory_growing(current, desired, maximum)?;
+        if !allowed {
+            self.memory_refused = true;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.inner.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
+    }
+}
+
+/// What the guest may do during a guest-requested approval.
+#[derive(Clone, Default)]
+pub(crate) struct ApprovalSetup {
+    pub approvals: Arc<GuestApprovals>,
+    /// Validates a reviewer's edited arguments against the tool's schema.
+    pub validator: Option<Arc<jsonschema::Validator>>,
+}
+
+/// The per-call store data.
+pub(crate) struct SandboxState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: Limiter,
+    stderr: Capture,
+    plugin: Arc<str>,
+    tool: Arc<str>,
+    approval: ApprovalSetup,
+    progress: Option<ProgressSink>,
+    /// The reason of an exit-early decision, if the guest got one.
+    rejected: Option<String>,
+}
+
+impl WasiView for SandboxState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+fn truncate(mut message: String) -> String {
+    if message.len() > MAX_LOG_MESSAGE_BYTES {
+        let mut cut = MAX_LOG_MESSAGE_BYTES;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+        message.push_str("…");
+    }
+    message
+}
+
+impl crate::bindings::corral::tool::host::Host for SandboxState {
+    async fn log(&mut self, level: wit::LogLevel, message: String) {
+        let message = truncate(message);
+        let (plugin, tool) = (&*self.plugin, &*self.tool);
+        match level {
+            wit::LogLevel::Trace => tracing::trace!(plugin, tool, "{message}"),
+            wit::LogLevel::Debug => tracing::debug!(plugin, tool, "{message}"),
+            wit::LogLevel::Info => tracing::info!(plugin, tool, "{message}"),
+            wit::LogLevel::Warn => tracing::warn!(plugin, tool, "{message}"),
+            wit::LogLevel::Error => tracing::error!(plugin, tool, "{message}"),
+        }
+    }
+
+    async fn progress(&mut self, message: String) {
+        let message = truncate(message);
+        tracing::info!(plugin = &*self.plugin, tool = &*self.tool, "progress: {message}");
+        if let Some(sink) = &self.progress {
+            sink(&self.tool, &message);
+        }
+    }
+
+    async fn request_approval(&mut self, description: String) -> wit::ApprovalDecision {
+        let decision = self.approval.approvals.decide(&self.tool);
+        tracing::info!(
+            plugin = &*self.plugin,
+            tool = &*self.tool,
+            ?decision,
+            "approval requested: {}",
+            truncate(description)
+        );
+        match decision {
+            ApprovalDecision::Continue => wit::ApprovalDecision::Continue,
+            ApprovalDecision::ExitEarly(reason) => {
+                self.rejected = Some(reason.clone());
+                wit::ApprovalDecision::ExitEarly(reason)
+            }
+            ApprovalDecision::Edit(revised) => {
+                let problems = match serde_json::from_str::<serde_json::Value>(&revised) {
+                    Err(err) => vec![format!("not JSON: {err}")],
+                    Ok(value) => self
+                        .approval
+                        .validator
+                        .as_ref()
+                        .map(|v| v.iter_errors(&value).map(|e| e.to_string()).collect())
+                        .unwrap_or_default(),
+                };
+                if problems.is_empty() {
+                    wit::ApprovalDecision::Edit(revised)
+                } else {
+                    let reason = format!(
+                        "the reviewer's edited arguments are invalid: {}",
+                        problems.join("; ")
+                    );
+                    self.rejected = Some(reason.clone());
+                    wit::ApprovalDecision::ExitEarly(reason)
+                }
+            }
+        }
+    }
+}
+
+impl wit::Host for SandboxState {}
+
+/// Why guest code stopped without returning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// Fuel ran out.
+    OutOfFuel,
+    /// The epoch deadline or the wall-clock timeout passed.
+    Timeout,
+    /// A memory growth was refused and the guest then failed.
+    MemoryLimit,
+    /// The wasm stack overflowed.
+    StackOverflow,
+    /// Any other trap; the text includes the guest's panic message if it printed one.
+    Trap(String),
+}
+
+impl Failure {
+    /// Turns the failure into the public error class for `tool`.
+    pub(crate) fn into_call_error(self, tool: &str, limits: &Limits) -> crate::CallError {
+        use crate::CallError;
+        let tool = tool.to_string();
+        match self {
+            Failure::OutOfFuel => CallError::OutOfFuel {
+                tool,
+                budget: limits.fuel,
+            },
+            Failure::Timeout => CallError::Timeout {
+                tool,
+                timeout_ms: limits.timeout_ms,
+            },
+            Failure::MemoryLimit => CallError::MemoryLimit {
+                tool,
+                limit_bytes: limits.memory_bytes,
+            },
+            Failure::StackOverflow => CallError::StackOverflow { tool },
+            Failure::Trap(message) => CallError::Trapped { tool, message },
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::OutOfFuel => f.write_str("ran out of fuel"),
+            Failure::Timeout => f.write_str("exceeded its deadline"),
+            Failure::MemoryLimit => f.write_str("hit the memory cap"),
+            Failure::StackOverflow => f.write_str("overflowed its stack"),
+            Failure::Trap(message) => f.write_str(message),
+        }
+    }
+}
+
+/// What to run inside the sandbox.
+pub(crate) enum Op<'a> {
+    /// `tool.describe()`.
+    Describe,
+    /// `tool.call(name, arguments, context)`.
+    Call {
+        name: &'a str,
+        arguments: &'a str,
+        context: Vec<(String, String)>,
+    },
+}
+
+/// The result of an [`Op`].
+pub(crate) enum OpResult {
+    Describe(Vec<wit::ToolSpec>),
+    Call(Result<String, wit::ToolError>),
+}
+
+/// Everything a run reports besides its result.
+#[derive(Debug, Clone)]
+pub(crate) struct RunReport {
+    /// Fuel units consumed.
+    pub fuel_consumed: u64,
+    /// The guest printed to stdout: kept text and discarded byte count.
+    pub stdout: (String, u64),
+    /// The same for stderr.
+    pub stderr: (String, u64),
+    /// Reason of an exit-early approval decision the guest received.
+    pub rejected: Option<String>,
+}
+
+/// Who is running and with what, for one sandboxed run.
+pub(crate) struct RunSetup<'a> {
+    pub engine: &'a Engine,
+    pub pre: &'a PluginPre<SandboxState>,
+    pub limits: &'a Limits,
+    pub plugin: Arc<str>,
+    pub tool: Arc<str>,
+    pub approval: ApprovalSetup,
+    pub progress: Option<ProgressSink>,
+}
+
+/// Instantiates a fresh instance under every limit, runs `op`, and tears the
+/// store down. Nothing survives the call.
+pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>, RunReport) {
+    let limits = setup.limits;
+    let stdout = Capture::new(limits.stdio_bytes);
+    let stderr = Capture::new(limits.stdio_bytes);
+    let state = SandboxState {
+        wasi: deny_all_wasi(&stdout, &stderr),
+        table: ResourceTable::new(),
+        limiter: Limiter {
+            inner: StoreLimitsBuilder::new()
+                .memory_size(limits.memory_bytes)
+                .build(),
+            memory_refused: false,
+        },
+        stderr: stderr.clone(),
+        plugin: setup.plugin,
+        tool: setup.tool,
+        approval: setup.approval,
+        progress: setup.progress,
+        rejected: None,
+    };
+    let mut store = Store::new(setup.engine.wasmtime(), state);
+    store.limiter(|state| &mut state.limiter);
+    // Fuel and the epoch deadline are per store: set them on every store, before
+    // instantiation (start functions run guest code too).
+    let fuel_ok = store.set_fuel(limits.fuel);
+    store.set_epoch_deadline(Engine::deadline_ticks(limits.timeout()));
+    store.epoch_deadline_trap();
+
+    let result = match fuel_ok {
+        Err(err) => Err(Failure::Trap(format!("cannot set fuel: {err}"))),
+        Ok(()) => {
+            let pre = setup.pre;
+            let work = async {
+                let plugin = pre.instantiate_async(&mut store).await?;
+                let tool = plugin.corral_tool_tool();
+                match op {
+                    Op::Describe => tool.call_describe(&mut store).await.map(OpResult::Describe),
+                    Op::Call {
+                        name,
+                        arguments,
+                        context,
+                    } => tool
+                        .call_call(&mut store, name, arguments, &context)
+                        .await
+                        .map(OpResult::Call),
+                }
+            };
+            // The epoch stops guest code spinning in wasm; this timeout stops a
+            // guest parked in an async host call (a WASI sleep, a poll).
+            match tokio::time::timeout(limits.timeout(), work).await {
+                Err(_elapsed) => Err(Failure::Timeout),
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(err)) => Err(classify(&err, store.data())),
+            }
+        }
+    };
+    let fuel_consumed = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+    let report = RunReport {
+        fuel_consumed,
+        stdout: stdout.contents(),
+        stderr: stderr.contents(),
+        rejected: store.data_mut().rejected.take(),
+    };
+    (result, report)
+}
+
+/// Maps a wasmtime error to a [`Failure`] class.
+fn classify(err: &wasmtime::Error, state: &SandboxState) -> Failure {
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => return Failure::OutOfFuel,
+        Some(Trap::Interrupt) => return Failure::Timeout,
+        Some(Trap::StackOverflow) => return Failure::StackOverflow,
+        _ => {}
+    }
+    if state.limiter.memory_refused {
+        return Failure::MemoryLimit;
+    }
+    let mut message = match err.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => format!("{:#}", err.root_cause()),
+    };
+    let (stderr, _) = state.stderr.contents();
+    if let Some(panic) = panic_message(&stderr) {
+        message.push_str(&format!(" (guest {panic})"));
+    }
+    Failure::Trap(message)
+}
+
+/// Finds a Rust panic line ("panicked at src/lib.rs:3:5:\nmessage") in stderr.
+fn panic_message(stderr: &str) -> Option<String> {
+    let start = stderr.rfind("panicked at ")?;
+    let text: String = stderr[start..]
+        .lines()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(truncate(text.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_panic_message() {
+        let stderr = "noise\nthread '<unnamed>' panicked at src/lib.rs:3:5:\nboom\nnote: run with RUST_BACKTRACE";
+        assert_eq!(
+            panic_message(stderr).as_deref(),
+            Some("panicked at src/lib.rs:3:5: boom")
+        );
+        assert_eq!(panic_message("all fine"), None);
+    }
+
+    #[test]
+    fn truncates_on_a_char_boundary() {
+        let long = "é".repeat(MAX_LOG_MESSAGE_BYTES);
+        let cut = truncate(long);
+        assert!(cut.len() <= MAX_LOG_MESSAGE_BYTES + "…".len());
+        assert!(cut.ends_with('…'));
+    }
+}
