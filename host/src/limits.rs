@@ -18,8 +18,9 @@ use std::time::Duration;
 /// | [`output_bytes`](Self::output_bytes) | bytes of the tool's result text | 1 MiB |
 /// | [`stdio_bytes`](Self::stdio_bytes) | bytes kept of stdout and of stderr, each | 64 KiB |
 ///
-/// A trivial call uses about 9 000 fuel; the default fuel is roughly one second
-/// of CPU. Output past `stdio_bytes` is discarded (the guest does not notice) and
+/// A trivial call uses about 9 000 to 30 000 fuel; the default fuel lasts about
+/// 170 ms of a tight loop in a release host, so the deadline rarely fires before
+/// the fuel runs out for code spinning in wasm. Output past `stdio_bytes` is discarded (the guest does not notice) and
 /// the truncation is logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {

@@ -1,0 +1,145 @@
+//! The `corral` binary: output formats and exit codes (0 success, 1 the tool
+//! failed, 2 corral failed).
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::{HOSTILE, SAMPLES, plugin_dir};
+
+/// The `corral` binary next to this test binary (built by `cargo test` for the
+/// workspace, or by `cargo build`).
+fn corral_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target profile dir");
+    let bin = dir.join(format!("corral{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `cargo build -p corral` (or `cargo test --workspace`) first",
+        bin.display()
+    );
+    bin
+}
+
+fn corral(plugins: &std::path::Path, args: &[&str]) -> Output {
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache");
+    std::process::Command::new(corral_bin())
+        .arg("--plugins")
+        .arg(plugins)
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run corral")
+}
+
+fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn list_json_shows_tools_and_load_errors() {
+    let dir = plugin_dir(SAMPLES);
+    std::fs::write(dir.path().join("broken.wasm"), "nope").expect("write");
+    let out = corral(dir.path(), &["list", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json = stdout_json(&out);
+    let names: Vec<&str> = json["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert!(names.len() >= 8 && names.contains(&"word_count"), "{names:?}");
+    assert_eq!(json["load_errors"][0]["error"], "not a WebAssembly file (no `\\0asm` header); remove it from the plugin directory");
+}
+
+#[test]
+fn list_prints_a_table() {
+    let dir = plugin_dir(SAMPLES);
+    let out = corral(dir.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("TOOL"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("word_count") && l.contains("text")), "{text}");
+}
+
+#[test]
+fn describe_json_has_the_schema_and_plugin_hash() {
+    let dir = plugin_dir(SAMPLES);
+    let out = corral(dir.path(), &["describe", "slugify", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json = stdout_json(&out);
+    assert_eq!(json["parameters"]["required"], serde_json::json!(["text"]));
+    assert_eq!(json["plugin"]["name"], "text");
+    assert_eq!(json["plugin"]["sha256"].as_str().expect("sha").len(), 64);
+    assert_eq!(json["metadata"]["idempotent"], true);
+}
+
+#[test]
+fn call_success_failure_and_corral_failure_have_distinct_exit_codes() {
+    let dir = plugin_dir(&[SAMPLES, &[HOSTILE]].concat());
+    let ok = corral(dir.path(), &["call", "sha256", r#"{"text":"abc"}"#, "--json"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let json = stdout_json(&ok);
+    assert_eq!(json["ok"], true);
+    assert_eq!(json["output"]["bytes"], 3);
+    assert!(json["fuel_consumed"].as_u64().expect("fuel") > 0);
+
+    let failed = corral(dir.path(), &["call", "sha256", r#"{"text":1}"#, "--json"]);
+    assert_eq!(failed.status.code(), Some(1));
+    let json = stdout_json(&failed);
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["error"]["kind"], "invalid_arguments");
+    assert!(json["llm_text"].as_str().expect("text").starts_with("Error: invalid arguments for `sha256`"));
+
+    let limited = corral(dir.path(), &["call", "spin", "--fuel", "1000000"]);
+    assert_eq!(limited.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&limited.stderr).contains("ran out of fuel after 1000000 units"));
+
+    let unknown = corral(dir.path(), &["call", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown tool `nope`"));
+
+    let missing = corral(std::path::Path::new("/no/such/dir"), &["list"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/no/such/dir"));
+}
+
+#[test]
+fn arguments_come_from_a_file_or_stdin_and_context_from_flags() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let file = dir.path().join("args.json");
+    std::fs::write(&file, r#"{"text":"from a file"}"#).expect("write");
+    let out = corral(dir.path(), &["call", "echo", &format!("@{}", file.display())]);
+    assert_eq!(stdout_json(&out)["echo"], "from a file");
+
+    let mut child = std::process::Command::new(corral_bin())
+        .args(["--plugins"])
+        .arg(dir.path())
+        .args(["call", "echo", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(br#"{"text":"from stdin"}"#)
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(stdout_json(&out)["echo"], "from stdin");
+
+    let out = corral(dir.path(), &["call", "context_echo", "--context", "tenant=acme"]);
+    assert_eq!(stdout_json(&out)["context"]["tenant"], "acme");
+}

@@ -1,0 +1,256 @@
+//! The library API around a call: argument validation, the two tool error
+//! kinds, context, progress, guest approval requests, serial tools, and
+//! concurrent calls.
+
+use std::sync::{Arc, Mutex};
+
+use corral::{
+    ApprovalDecision, CallContext, CallError, CallOptions, GuestApprovals, Host, ToolResult,
+};
+
+use crate::support::{HOSTILE, assert_still_serves, cache, host, plugin_dir, pool};
+
+#[tokio::test]
+async fn schema_violations_are_reported_before_guest_code_runs() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let cases = [
+        ("{}", "`(root)`: \"text\" is a required property"),
+        (r#"{"text": 5}"#, "`/text`: 5 is not of type \"string\""),
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+    ];
+    for (arguments, expected) in cases {
+        let err = host.call("echo", arguments, &CallOptions::default()).await.unwrap_err();
+        let CallError::InvalidArguments { tool, problems, code } = &err else {
+            panic!("{arguments}: {err:?}");
+        };
+        assert_eq!((tool.as_str(), *code), ("echo", None));
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{arguments}: {problems:?} should mention {expected}"
+        );
+    }
+    // Several problems are all listed.
+    let err = host
+        .call("allocate", r#"{"mib": "many", "extra": 1}"#, &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("`/mib`"), "{err}");
+}
+
+#[tokio::test]
+async fn the_two_tool_error_kinds_keep_message_and_code() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let err = host
+        .call("fail", r#"{"message": "upstream is down"}"#, &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        CallError::ToolFailed {
+            tool: "fail".into(),
+            message: "upstream is down".into(),
+            code: Some(42)
+        }
+    );
+    assert_eq!(err.llm_text(), "Error: tool `fail` failed: upstream is down");
+    let err = host
+        .call("reject", r#"{"message": "date must be in the future"}"#, &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        CallError::InvalidArguments {
+            tool: "reject".into(),
+            problems: vec!["date must be in the future".into()],
+            code: Some(7)
+        }
+    );
+}
+
+#[tokio::test]
+async fn unknown_tools_get_a_suggestion() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let err = host.call("ecoh", "{}", &CallOptions::default()).await.unwrap_err();
+    assert_eq!(
+        err,
+        CallError::UnknownTool {
+            name: "ecoh".into(),
+            suggestion: Some("echo".into())
+        }
+    );
+    assert!(err.to_string().contains("did you mean `echo`?"), "{err}");
+}
+
+#[tokio::test]
+async fn context_reaches_the_guest_out_of_band() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let mut context = CallContext::new();
+    context.insert("tenant", "acme").insert("user_id", "u-17");
+    let options = CallOptions {
+        context,
+        ..CallOptions::default()
+    };
+    let out = host.call("context_echo", "{}", &options).await.expect("call");
+    assert_eq!(
+        out.json.expect("json")["context"],
+        serde_json::json!({ "tenant": "acme", "user_id": "u-17" })
+    );
+    let schema = &host.tool("context_echo").expect("tool").spec().parameters;
+    assert!(!schema.to_string().contains("tenant"), "context is not in the schema");
+}
+
+#[tokio::test]
+async fn progress_messages_reach_the_sink_in_order() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink_seen = seen.clone();
+    let options = CallOptions {
+        progress: Some(Arc::new(move |tool: &str, message: &str| {
+            sink_seen
+                .lock()
+                .expect("lock")
+                .push(format!("{tool}: {message}"));
+        })),
+        ..CallOptions::default()
+    };
+    host.call("ask", r#"{"message": "x"}"#, &options).await.expect("call");
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        ["ask: step 1 of 2", "ask: step 2 of 2"]
+    );
+}
+
+async fn host_answering(decision: ApprovalDecision) -> (tempfile::TempDir, Host) {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = Host::builder()
+        .plugin_dir(dir.path())
+        .pool(pool())
+        .cache(cache())
+        .guest_approvals(GuestApprovals::new().with("ask", decision))
+        .build()
+        .await
+        .expect("host");
+    (dir, host)
+}
+
+#[tokio::test]
+async fn approval_requests_default_to_continue() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let out = host
+        .call("ask", r#"{"message": "delete everything"}"#, &CallOptions::default())
+        .await
+        .expect("call");
+    assert_eq!(out.json.expect("json")["decision"], "continue");
+}
+
+#[tokio::test]
+async fn exit_early_rejects_the_call() {
+    let (_dir, host) = host_answering(ApprovalDecision::ExitEarly("not today".into())).await;
+    let err = host
+        .call("ask", r#"{"message": "delete everything"}"#, &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        CallError::Rejected {
+            tool: "ask".into(),
+            reason: "not today".into()
+        }
+    );
+    assert_eq!(err.llm_text(), "Error: Rejected by reviewer: not today");
+    assert_still_serves(&host).await;
+}
+
+#[tokio::test]
+async fn edits_are_validated_before_the_guest_sees_them() {
+    let (_dir, host) =
+        host_answering(ApprovalDecision::Edit(r#"{"message": "delete one file"}"#.into())).await;
+    let out = host
+        .call("ask", r#"{"message": "delete everything"}"#, &CallOptions::default())
+        .await
+        .expect("call");
+    let json = out.json.expect("json");
+    assert_eq!(json["decision"], "edit");
+    assert_eq!(json["arguments"], r#"{"message": "delete one file"}"#);
+
+    let (_dir, host) = host_answering(ApprovalDecision::Edit(r#"{"message": 3}"#.into())).await;
+    let err = host
+        .call("ask", r#"{"message": "delete everything"}"#, &CallOptions::default())
+        .await
+        .unwrap_err();
+    let CallError::Rejected { reason, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert!(reason.contains("edited arguments are invalid"), "{reason}");
+}
+
+#[tokio::test]
+async fn concurrent_calls_all_succeed() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = Arc::new(host(dir.path()).await);
+    // More calls than pool slots (8): the rest wait instead of failing.
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..32 {
+        let host = host.clone();
+        tasks.spawn(async move {
+            let args = format!(r#"{{"text": "call {i}"}}"#);
+            let out = host.call("echo", &args, &CallOptions::default()).await.expect("call");
+            assert_eq!(out.json.expect("json")["echo"], format!("call {i}"));
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.expect("task");
+    }
+}
+
+#[tokio::test]
+async fn a_sequential_tool_never_overlaps_itself() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = Arc::new(host(dir.path()).await);
+    assert!(!host.tool("one_at_a_time").expect("tool").spec().metadata.parallelizable);
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..4 {
+        let host = host.clone();
+        tasks.spawn(async move {
+            let out = host
+                .call("one_at_a_time", r#"{"ms": 30}"#, &CallOptions::default())
+                .await
+                .expect("call");
+            let json = out.json.expect("json");
+            (json["start_us"].as_u64().expect("start"), json["end_us"].as_u64().expect("end"))
+        });
+    }
+    let mut spans = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        spans.push(done.expect("task"));
+    }
+    spans.sort();
+    for pair in spans.windows(2) {
+        assert!(pair[0].1 <= pair[1].0, "calls overlapped: {spans:?}");
+    }
+}
+
+#[tokio::test]
+async fn results_follow_the_reference_contract() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let ok = host.call("echo", r#"{"text": "hi"}"#, &CallOptions::default()).await;
+    let result = ToolResult::from(&ok);
+    assert!(result.success && result.error_message.is_none());
+    assert_eq!(result.llm_text(), r#"{"echo":"hi"}"#);
+    let out = ok.expect("ok");
+    assert!(out.fuel_consumed > 0);
+    assert_eq!(out.return_behavior, corral::ReturnBehavior::ToLlm);
+
+    let failed = host.call("fail", r#"{"message": "m"}"#, &CallOptions::default()).await;
+    let result = ToolResult::from(&failed);
+    assert!(!result.success && result.output.is_empty());
+    assert_eq!(result.llm_text(), "Error: tool `fail` failed: m");
+}

@@ -1,0 +1,192 @@
+//! Plugins that cannot load are reported with their file and reason, and every
+//! other plugin in the directory still loads and serves.
+
+use std::path::Path;
+
+use corral::{CallOptions, LoadError, LoadErrorReason};
+
+use crate::support::{
+    BAD_NAME, BAD_SCHEMA, COMMAND, DUP_A, DUP_B, HOSTILE, TEXT, TRAP_DESCRIBE, assert_still_serves,
+    guest, host, plugin_dir,
+};
+
+/// Loads `HOSTILE` plus whatever `add` puts in the directory, asserts exactly
+/// one load error for `file`, that the hostile plugin still serves, and returns
+/// the error.
+async fn single_failure(extra: &[&str], add: impl FnOnce(&Path), file: &str) -> LoadError {
+    let mut guests = vec![HOSTILE];
+    guests.extend_from_slice(extra);
+    let dir = plugin_dir(&guests);
+    add(dir.path());
+    let host = host(dir.path()).await;
+    let errors = host.load_errors();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].path, dir.path().join(file));
+    assert!(
+        errors[0].to_string().starts_with(&dir.path().join(file).display().to_string()),
+        "the message names the file: {}",
+        errors[0]
+    );
+    assert_still_serves(&host).await;
+    errors[0].clone()
+}
+
+#[tokio::test]
+async fn truncated_component() {
+    let err = single_failure(
+        &[],
+        |dir| {
+            let bytes = std::fs::read(guest(TEXT)).expect("read");
+            std::fs::write(dir.join("truncated.wasm"), &bytes[..bytes.len() / 2]).expect("write");
+        },
+        "truncated.wasm",
+    )
+    .await;
+    assert!(matches!(err.reason, LoadErrorReason::InvalidComponent(_)), "{err}");
+    assert!(err.to_string().contains("may be truncated or corrupt"), "{err}");
+}
+
+#[tokio::test]
+async fn not_wasm_at_all() {
+    let err = single_failure(
+        &[],
+        |dir| std::fs::write(dir.join("notes.wasm"), "just text").expect("write"),
+        "notes.wasm",
+    )
+    .await;
+    assert_eq!(err.reason, LoadErrorReason::NotWasm);
+}
+
+#[tokio::test]
+async fn core_module_instead_of_a_component() {
+    let err = single_failure(
+        &[],
+        // The smallest valid core module: magic and version 1.
+        |dir| std::fs::write(dir.join("core.wasm"), b"\0asm\x01\0\0\0").expect("write"),
+        "core.wasm",
+    )
+    .await;
+    assert_eq!(err.reason, LoadErrorReason::CoreModule);
+    assert!(err.to_string().contains("not a component"), "{err}");
+}
+
+#[tokio::test]
+async fn component_of_another_world() {
+    let err = single_failure(&[COMMAND], |_| {}, COMMAND).await;
+    assert!(matches!(err.reason, LoadErrorReason::WrongWorld(_)), "{err}");
+    assert!(err.to_string().contains("corral:tool/tool@0.1.0"), "{err}");
+}
+
+#[tokio::test]
+async fn trap_in_describe() {
+    let err = single_failure(&[TRAP_DESCRIBE], |_| {}, TRAP_DESCRIBE).await;
+    assert!(matches!(err.reason, LoadErrorReason::DescribeFailed(_)), "{err}");
+    assert!(err.to_string().contains("describe exploded on purpose"), "{err}");
+}
+
+#[tokio::test]
+async fn invalid_tool_name() {
+    let err = single_failure(&[BAD_NAME], |_| {}, BAD_NAME).await;
+    assert!(
+        matches!(&err.reason, LoadErrorReason::InvalidSpec { tool, .. } if tool == "bad-name!"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("use only letters, digits and underscores"), "{err}");
+}
+
+#[tokio::test]
+async fn invalid_schema() {
+    let err = single_failure(&[BAD_SCHEMA], |_| {}, BAD_SCHEMA).await;
+    assert!(
+        matches!(&err.reason, LoadErrorReason::InvalidSpec { tool, .. } if tool == "bad_schema"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("not a valid JSON Schema"), "{err}");
+}
+
+#[tokio::test]
+async fn duplicate_names_name_both_files() {
+    let dir = plugin_dir(&[HOSTILE, DUP_A, DUP_B]);
+    let host = host(dir.path()).await;
+    let errors = host.load_errors();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    // File-name order decides: dup_a keeps the name, dup_b is refused.
+    assert_eq!(errors[0].path, dir.path().join(DUP_B));
+    assert_eq!(
+        errors[0].reason,
+        LoadErrorReason::DuplicateTool {
+            tool: "dup_tool".into(),
+            other: dir.path().join(DUP_A),
+        }
+    );
+    let text = errors[0].to_string();
+    assert!(text.contains(DUP_A) && text.contains(DUP_B), "{text}");
+    let out = host
+        .call("dup_tool", "{}", &CallOptions::default())
+        .await
+        .expect("the first plugin serves the name");
+    assert_eq!(out.json.expect("json")["from"], "fixture-dup-a");
+    assert_still_serves(&host).await;
+}
+
+#[tokio::test]
+async fn all_failures_at_once_leave_the_good_plugins_serving() {
+    let dir = plugin_dir(&[HOSTILE, TEXT, TRAP_DESCRIBE, BAD_NAME, BAD_SCHEMA, COMMAND, DUP_A, DUP_B]);
+    std::fs::write(dir.path().join("core.wasm"), b"\0asm\x01\0\0\0").expect("write");
+    let host = host(dir.path()).await;
+    let failed: Vec<String> = host
+        .load_errors()
+        .iter()
+        .map(|e| e.path.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        failed,
+        ["core.wasm", COMMAND, BAD_NAME, BAD_SCHEMA, DUP_B, TRAP_DESCRIBE]
+    );
+    assert!(host.tool("word_count").is_some());
+    assert!(host.tool("dup_tool").is_some());
+    assert_still_serves(&host).await;
+}
+
+#[tokio::test]
+async fn a_missing_plugin_directory_is_a_host_error() {
+    let err = corral::Host::builder()
+        .plugin_dir("/definitely/not/here")
+        .pool(crate::support::pool())
+        .build()
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("/definitely/not/here") && text.contains("--plugins"), "{text}");
+}
+
+#[tokio::test]
+async fn the_cache_is_used_and_a_corrupt_entry_is_recompiled() {
+    let cache_dir = tempfile::tempdir().expect("temp dir");
+    let dir = plugin_dir(&[HOSTILE]);
+    let build = || {
+        corral::Host::builder()
+            .plugin_dir(dir.path())
+            .pool(crate::support::pool())
+            .cache(corral::ComponentCache::in_dir(cache_dir.path()))
+            .build()
+    };
+    let first = build().await.expect("host");
+    assert_still_serves(&first).await;
+    let entries: Vec<_> = std::fs::read_dir(cache_dir.path())
+        .expect("cache dir exists")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let sha = first.tool("echo").expect("echo").plugin().sha256().to_string();
+    let name = entries[0].file_name().expect("name").to_string_lossy().into_owned();
+    assert!(name.starts_with(&sha) && name.ends_with(".cwasm"), "{name}");
+
+    let second = build().await.expect("host from cache");
+    assert_still_serves(&second).await;
+
+    std::fs::write(&entries[0], b"garbage").expect("corrupt the entry");
+    let third = build().await.expect("host despite a corrupt cache entry");
+    assert!(third.load_errors().is_empty(), "{:?}", third.load_errors());
+    assert_still_serves(&third).await;
+}

@@ -1,0 +1,91 @@
+//! Shared helpers: where the built guests are, and hosts over temporary plugin
+//! directories that hold exactly the guests a test needs.
+
+use std::path::{Path, PathBuf};
+
+use corral::{ComponentCache, Host, Limits, PoolConfig};
+use tempfile::TempDir;
+
+/// Directory holding every built guest (set by `tests/build.rs`).
+pub const GUESTS_DIR: &str = env!("CORRAL_GUESTS_DIR");
+
+/// Fixture: a plugin whose tools misbehave in every way (and a few benign ones).
+pub const HOSTILE: &str = "fixture_hostile.wasm";
+/// Fixture: `describe` traps.
+pub const TRAP_DESCRIBE: &str = "fixture_trap_describe.wasm";
+/// Fixture: provides `dup_tool`.
+pub const DUP_A: &str = "fixture_dup_a.wasm";
+/// Fixture: also provides `dup_tool`.
+pub const DUP_B: &str = "fixture_dup_b.wasm";
+/// Fixture: a tool named `bad-name!`.
+pub const BAD_NAME: &str = "fixture_bad_name.wasm";
+/// Fixture: a tool whose schema is not valid JSON Schema.
+pub const BAD_SCHEMA: &str = "fixture_bad_schema.wasm";
+/// Fixture: a WASI command component (another world).
+pub const COMMAND: &str = "fixture-command.wasm";
+/// Sample plugin `text`.
+pub const TEXT: &str = "text.wasm";
+/// Sample plugin `math`.
+pub const MATH: &str = "math.wasm";
+/// Sample plugin `json`.
+pub const JSON: &str = "json.wasm";
+/// Sample plugin `encode`.
+pub const ENCODE: &str = "encode.wasm";
+/// Every sample plugin.
+pub const SAMPLES: &[&str] = &[TEXT, MATH, JSON, ENCODE];
+
+/// The path of a built guest.
+pub fn guest(name: &str) -> PathBuf {
+    Path::new(GUESTS_DIR).join(name)
+}
+
+/// A temporary plugin directory holding copies of `guests`.
+pub fn plugin_dir(guests: &[&str]) -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for name in guests {
+        std::fs::copy(guest(name), dir.path().join(name))
+            .unwrap_or_else(|e| panic!("copy {name}: {e}"));
+    }
+    dir
+}
+
+/// The cache shared by all tests, so each guest compiles once per run.
+pub fn cache() -> ComponentCache {
+    ComponentCache::in_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"))
+}
+
+/// A small pool: tests create many hosts.
+pub fn pool() -> PoolConfig {
+    PoolConfig {
+        max_concurrent_instances: 8,
+        max_memory_bytes: 1 << 30,
+        ..PoolConfig::default()
+    }
+}
+
+/// A host over `dir` with default limits.
+pub async fn host(dir: &Path) -> Host {
+    host_with(dir, Limits::default()).await
+}
+
+/// A host over `dir` with `limits`.
+pub async fn host_with(dir: &Path, limits: Limits) -> Host {
+    Host::builder()
+        .plugin_dir(dir)
+        .limits(limits)
+        .pool(pool())
+        .cache(cache())
+        .build()
+        .await
+        .expect("host builds")
+}
+
+/// Calls `echo` on the hostile fixture and asserts it works: the host still
+/// serves after whatever the test did before.
+pub async fn assert_still_serves(host: &Host) {
+    let out = host
+        .call("echo", r#"{"text":"still here"}"#, &Default::default())
+        .await
+        .expect("a benign call succeeds after the hostile one");
+    assert_eq!(out.json.expect("json")["echo"], "still here");
+}
