@@ -21,10 +21,15 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func = parse_macro_input!(item as ItemFn);
     let mut options = Options::default();
     let parser = syn::meta::parser(|meta| options.parse(meta));
-    parse_macro_input!(attr with parser);
-    match expand(options, func) {
+    let parsed = syn::parse::Parser::parse(parser, attr).and_then(|()| expand(options, func.clone()));
+    match parsed {
         Ok(tokens) => tokens.into(),
-        Err(err) => err.to_compile_error().into(),
+        // Keep the function so the only error is ours, not a cascade of
+        // "unused" and "cannot find" follow-ups.
+        Err(err) => {
+            let error = err.to_compile_error();
+            quote!(#error #func).into()
+        }
     }
 }
 

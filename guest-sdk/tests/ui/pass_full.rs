@@ -1,0 +1,26 @@
+use corral_guest::{ToolError, tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// A number.
+    n: u32,
+}
+
+/// Double a number.
+#[tool(category = "math", keywords("double"), idempotent, latency = "fast")]
+fn double(args: Args) -> Result<Value, ToolError> {
+    Ok(serde_json::json!({ "n": args.n * 2 }))
+}
+
+/// Echo the tenant from the call context.
+#[tool(name = "tenant_of", sequential, requires_approval, return_behavior = "immediate")]
+fn tenant(_args: Args, context: &corral_guest::Context) -> Result<String, String> {
+    context.get("tenant").map(str::to_string).ok_or_else(|| "no tenant".to_string())
+}
+
+corral_guest::plugin!(double, tenant);
+
+fn main() {}
