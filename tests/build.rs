@@ -22,17 +22,29 @@ const GUESTS: &[&str] = &[
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let root = manifest.parent().expect("tests/ is inside the workspace").to_path_buf();
+    let root = manifest
+        .parent()
+        .expect("tests/ is inside the workspace")
+        .to_path_buf();
     for dir in ["wit", "guest-sdk", "sample-tools", "tests/fixtures"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
-    println!("cargo:rerun-if-changed={}", root.join("Cargo.lock").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("Cargo.lock").display()
+    );
 
     let target_dir = root.join("target").join("guests");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&root)
-        .args(["build", "--release", "--target", "wasm32-wasip2", "--target-dir"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
         .arg(&target_dir);
     for guest in GUESTS {
         cmd.args(["-p", guest]);
@@ -49,7 +61,9 @@ fn main() {
     ] {
         cmd.env_remove(var);
     }
-    let status = cmd.status().expect("cannot run cargo to build the test guests");
+    let status = cmd
+        .status()
+        .expect("cannot run cargo to build the test guests");
     assert!(
         status.success(),
         "building the test guests failed; is the target installed? run `rustup target add wasm32-wasip2`"

@@ -480,3 +480,76 @@ pub mod __private {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::__private::*;
+    use super::*;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Args {
+        /// How many.
+        limit: u32,
+        /// Nested options.
+        #[serde(default)]
+        options: Option<Options>,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Options {
+        depth: u8,
+    }
+
+    fn message(arguments: &str) -> String {
+        decode_arguments::<Args>(arguments)
+            .err()
+            .expect("decoding fails")
+            .message()
+            .to_string()
+    }
+
+    #[test]
+    fn decoding_errors_name_the_field_without_positions() {
+        assert_eq!(
+            message(r#"{"limit": "ten"}"#),
+            "invalid argument `limit`: invalid type: string \"ten\", expected u32"
+        );
+        assert_eq!(
+            message(r#"{"limit": 1, "options": {"depth": 300}}"#),
+            "invalid argument `options.depth`: invalid value: integer `300`, expected u8"
+        );
+        assert_eq!(message("{}"), "invalid arguments: missing field `limit`");
+        assert!(matches!(
+            decode_arguments::<Args>("{}"),
+            Err(ToolError::InvalidArguments { code: None, .. })
+        ));
+    }
+
+    #[test]
+    fn schemas_carry_doc_comments_and_no_title() {
+        let schema: serde_json::Value =
+            serde_json::from_str(&schema_of::<Args>()).expect("schema is JSON");
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["properties"]["limit"]["description"], "How many.");
+        assert!(schema.get("title").is_none());
+    }
+
+    #[test]
+    fn outputs_are_json_and_errors_convert() {
+        assert_eq!(
+            encode_output::<_, ToolError>(Ok(serde_json::json!({"a": 1}))).expect("ok"),
+            r#"{"a":1}"#
+        );
+        let err = encode_output::<u8, &str>(Err("boom")).expect_err("fails");
+        assert_eq!(err, ToolError::failed("boom"));
+        assert_eq!(
+            ToolError::invalid("x").with_code(3),
+            ToolError::InvalidArguments {
+                message: "x".into(),
+                code: Some(3)
+            }
+        );
+    }
+}

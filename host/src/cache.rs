@@ -79,7 +79,10 @@ impl ComponentCache {
         sha256: &str,
     ) -> wasmtime::Result<(Component, CacheOutcome)> {
         let Some(dir) = &self.dir else {
-            return Ok((Component::new(engine.wasmtime(), bytes)?, CacheOutcome::Compiled));
+            return Ok((
+                Component::new(engine.wasmtime(), bytes)?,
+                CacheOutcome::Compiled,
+            ));
         };
         let path = dir.join(format!("{sha256}-{}.cwasm", engine_key(engine)));
         // Read into memory rather than `deserialize_file`'s mmap: a cache file
@@ -108,7 +111,10 @@ impl ComponentCache {
 /// A short hex digest of the engine's compatibility hash.
 fn engine_key(engine: &Engine) -> String {
     let mut hasher = DefaultHasher::new();
-    engine.wasmtime().precompile_compatibility_hash().hash(&mut hasher);
+    engine
+        .wasmtime()
+        .precompile_compatibility_hash()
+        .hash(&mut hasher);
     format!("{:016x}", hasher.finish())
 }
 

@@ -53,7 +53,11 @@ impl CallContext {
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for CallContext {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Self(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+        Self(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
 }
 

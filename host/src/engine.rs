@@ -69,8 +69,8 @@ impl Engine {
         pooling.max_component_instance_size(4 << 20);
         pooling.max_core_instance_size(4 << 20);
         pooling.linear_memory_keep_resident(pool.keep_resident_bytes);
-        pooling.table_keep_resident(pool.keep_resident_bytes.min(64 << 10));
-        pooling.async_stack_keep_resident(pool.keep_resident_bytes.min(64 << 10));
+        pooling.table_keep_resident(pool.keep_resident_bytes);
+        pooling.async_stack_keep_resident(pool.keep_resident_bytes);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
 
         let inner = wasmtime::Engine::new(&config)?;

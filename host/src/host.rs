@@ -27,7 +27,8 @@ const LOG_PREVIEW_CHARS: usize = 200;
 
 /// Configures and builds a [`Host`].
 ///
-/// Defaults: no plugin directory (no tools), [`Limits::default`],
+/// Defaults: no plugin directory (no tools), [`Limits::default`] for calls and
+/// for `describe`,
 /// [`PoolConfig::default`], the per-user component cache
 /// ([`ComponentCache::user_default`]), and guest approval requests answered
 /// with continue ([`GuestApprovals::new`]).
@@ -38,6 +39,7 @@ pub struct HostBuilder {
     pool: PoolConfig,
     cache: ComponentCache,
     approvals: GuestApprovals,
+    describe_limits: Limits,
 }
 
 impl Default for HostBuilder {
@@ -48,6 +50,7 @@ impl Default for HostBuilder {
             pool: PoolConfig::default(),
             cache: ComponentCache::user_default(),
             approvals: GuestApprovals::new(),
+            describe_limits: Limits::default(),
         }
     }
 }
@@ -60,10 +63,19 @@ impl HostBuilder {
         self
     }
 
-    /// Limits for every call (and for `describe` at load).
+    /// Limits for every call.
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Limits for each plugin's `describe` at load, independent of the call
+    /// limits so that a tight call budget never makes plugins disappear.
+    /// Default: [`Limits::default`].
+    #[must_use]
+    pub fn describe_limits(mut self, limits: Limits) -> Self {
+        self.describe_limits = limits;
         self
     }
 
@@ -99,6 +111,7 @@ impl HostBuilder {
     /// plugin directory cannot be listed.
     pub async fn build(self) -> Result<Host, HostError> {
         self.limits.validate(&self.pool)?;
+        self.describe_limits.validate(&self.pool)?;
         let engine = Engine::new(self.pool).map_err(|e| HostError::Engine(format!("{e:#}")))?;
         let linker =
             Arc::new(sandbox::linker(&engine).map_err(|e| HostError::Engine(format!("{e:#}")))?);
@@ -108,7 +121,7 @@ impl HostBuilder {
         };
         let started = Instant::now();
         let (described, mut load_errors) =
-            loader::load_files(&engine, &linker, &self.cache, files, &self.limits).await;
+            loader::load_files(&engine, &linker, &self.cache, files, &self.describe_limits).await;
         let (registry, resolve_errors) = resolver::resolve(described);
         load_errors.extend(resolve_errors);
         load_errors.sort_by(|a, b| a.path.cmp(&b.path));
@@ -234,10 +247,20 @@ impl Host {
                     "{name}({input}) -> {}",
                     preview(&out.text)
                 );
-                tracing::debug!(tool = name, "full input: {arguments}\nfull output: {}", out.text);
+                tracing::debug!(
+                    tool = name,
+                    "full input: {arguments}\nfull output: {}",
+                    out.text
+                );
             }
             Err(err) => {
-                tracing::warn!(tool = name, ms, kind = err.kind(), "{name}({input}) -> {}", err.llm_text());
+                tracing::warn!(
+                    tool = name,
+                    ms,
+                    kind = err.kind(),
+                    "{name}({input}) -> {}",
+                    err.llm_text()
+                );
                 tracing::debug!(tool = name, "full input: {arguments}");
             }
         }
@@ -251,10 +274,13 @@ impl Host {
         options: &CallOptions,
         started: Instant,
     ) -> Result<CallOutput, CallError> {
-        let tool = self.registry.get(name).ok_or_else(|| CallError::UnknownTool {
-            name: name.to_string(),
-            suggestion: self.registry.suggest(name),
-        })?;
+        let tool = self
+            .registry
+            .get(name)
+            .ok_or_else(|| CallError::UnknownTool {
+                name: name.to_string(),
+                suggestion: self.registry.suggest(name),
+            })?;
         let invalid = |problems: Vec<String>| CallError::InvalidArguments {
             tool: name.to_string(),
             problems,
@@ -361,7 +387,12 @@ fn log_stdio(tool: &str, stream: &str, (text, discarded): &(String, u64)) {
         return;
     }
     if *discarded > 0 {
-        tracing::warn!(tool, stream, discarded, "guest output truncated; {discarded} bytes discarded");
+        tracing::warn!(
+            tool,
+            stream,
+            discarded,
+            "guest output truncated; {discarded} bytes discarded"
+        );
     }
     tracing::debug!(tool, stream, "{}", text.trim_end());
 }
@@ -381,6 +412,7 @@ fn preview(text: &str) -> String {
 
 /// The plugin directory that holds the bundled sample tools, as built by
 /// `scripts/build-guests.sh`: `<repository>/plugins`.
-pub fn bundled_plugin_dir() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins"))
+pub fn bundled_plugin_dir() -> PathBuf {
+    let host_crate = Path::new(env!("CARGO_MANIFEST_DIR"));
+    host_crate.parent().unwrap_or(host_crate).join("plugins")
 }

@@ -122,17 +122,19 @@ pub enum LimitsError {
 
 /// Sizing of the pooling instance allocator, fixed when the engine is created.
 ///
-/// corral uses wasmtime's pooling allocator with `*_keep_resident` set: a fresh
-/// instance per call then costs about 9.5 µs instead of 47 µs on demand (measured
-/// on the 2-core CI machine, see `notes/decisions.md`). The price is reserved
-/// virtual address space per slot and up to `keep_resident` bytes of resident
-/// memory per used slot, which is bounded by `max_concurrent_instances`.
+/// corral uses wasmtime's pooling allocator with `*_keep_resident` set, because
+/// it instantiates on every call (see the README's design decisions). The
+/// `call` benchmark measured a fresh instance plus a trivial call of a sample
+/// tool at 57.5 µs with no resident bytes, 48.9 µs with 64 KiB and 74.9 µs with
+/// 1 MiB (the `memset` then costs more than the page faults it saves). The
+/// price is reserved virtual address space per slot and up to `keep_resident`
+/// bytes of resident memory per used slot.
 ///
 /// | knob | unit | default |
 /// |---|---|---|
 /// | [`max_concurrent_instances`](Self::max_concurrent_instances) | component instances alive at once | 64 |
 /// | [`max_memory_bytes`](Self::max_memory_bytes) | bytes, the largest memory any call may be granted | 1 GiB |
-/// | [`keep_resident_bytes`](Self::keep_resident_bytes) | bytes of each memory slot kept mapped and zeroed by `memset` between uses | 1 MiB |
+/// | [`keep_resident_bytes`](Self::keep_resident_bytes) | bytes of each memory, table and stack slot kept mapped and zeroed by `memset` between uses | 64 KiB |
 ///
 /// Calls beyond `max_concurrent_instances` wait for a free slot rather than fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +154,7 @@ impl Default for PoolConfig {
         Self {
             max_concurrent_instances: 64,
             max_memory_bytes: 1 << 30,
-            keep_resident_bytes: 1 << 20,
+            keep_resident_bytes: 64 << 10,
         }
     }
 }

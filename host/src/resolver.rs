@@ -67,7 +67,7 @@ impl Tool {
     /// Checks `arguments` against the tool's schema.
     ///
     /// # Errors
-    /// Every violation, each as "`<json pointer>`: <problem>" (the root is shown
+    /// Every violation, each as "`<json pointer>`: `<problem>`" (the root is shown
     /// as `(root)`).
     pub fn validate_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
         let problems: Vec<String> = self
@@ -75,7 +75,11 @@ impl Tool {
             .iter_errors(arguments)
             .map(|err| {
                 let path = err.instance_path().to_string();
-                let path = if path.is_empty() { "(root)".to_string() } else { path };
+                let path = if path.is_empty() {
+                    "(root)".to_string()
+                } else {
+                    path
+                };
                 format!("`{path}`: {err}")
             })
             .collect();
@@ -271,7 +275,11 @@ mod tests {
         assert!(check_name("é").is_err());
         assert!(check_name(&"a".repeat(64)).is_ok());
         assert!(check_name(&"a".repeat(65)).unwrap_err().contains("65"));
-        assert!(check_name("execute_tool_plan").unwrap_err().contains("reserved"));
+        assert!(
+            check_name("execute_tool_plan")
+                .unwrap_err()
+                .contains("reserved")
+        );
     }
 
     fn raw(parameters: &str) -> RawSpec {
@@ -304,10 +312,18 @@ mod tests {
         let not_object = check_spec(raw(r#"{"type":"string"}"#))
             .unwrap_err()
             .to_string();
-        assert!(not_object.contains("must describe an object"), "{not_object}");
+        assert!(
+            not_object.contains("must describe an object"),
+            "{not_object}"
+        );
         let mut blank = raw(r#"{"type":"object"}"#);
         blank.description = "  ".into();
-        assert!(check_spec(blank).unwrap_err().to_string().contains("description"));
+        assert!(
+            check_spec(blank)
+                .unwrap_err()
+                .to_string()
+                .contains("description")
+        );
     }
 
     #[test]

@@ -12,7 +12,10 @@ use crate::support::{HOSTILE, SAMPLES, plugin_dir};
 /// workspace, or by `cargo build`).
 fn corral_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target profile dir");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target profile dir");
     let bin = dir.join(format!("corral{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.is_file(),
@@ -58,8 +61,14 @@ fn list_json_shows_tools_and_load_errors() {
         .iter()
         .map(|t| t["name"].as_str().expect("name"))
         .collect();
-    assert!(names.len() >= 8 && names.contains(&"word_count"), "{names:?}");
-    assert_eq!(json["load_errors"][0]["error"], "not a WebAssembly file (no `\\0asm` header); remove it from the plugin directory");
+    assert!(
+        names.len() >= 8 && names.contains(&"word_count"),
+        "{names:?}"
+    );
+    assert_eq!(
+        json["load_errors"][0]["error"],
+        "not a WebAssembly file (no `\\0asm` header); remove it from the plugin directory"
+    );
 }
 
 #[test]
@@ -69,7 +78,11 @@ fn list_prints_a_table() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("TOOL"), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("word_count") && l.contains("text")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("word_count") && l.contains("text")),
+        "{text}"
+    );
 }
 
 #[test]
@@ -87,8 +100,16 @@ fn describe_json_has_the_schema_and_plugin_hash() {
 #[test]
 fn call_success_failure_and_corral_failure_have_distinct_exit_codes() {
     let dir = plugin_dir(&[SAMPLES, &[HOSTILE]].concat());
-    let ok = corral(dir.path(), &["call", "sha256", r#"{"text":"abc"}"#, "--json"]);
-    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let ok = corral(
+        dir.path(),
+        &["call", "sha256", r#"{"text":"abc"}"#, "--json"],
+    );
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     let json = stdout_json(&ok);
     assert_eq!(json["ok"], true);
     assert_eq!(json["output"]["bytes"], 3);
@@ -99,11 +120,18 @@ fn call_success_failure_and_corral_failure_have_distinct_exit_codes() {
     let json = stdout_json(&failed);
     assert_eq!(json["ok"], false);
     assert_eq!(json["error"]["kind"], "invalid_arguments");
-    assert!(json["llm_text"].as_str().expect("text").starts_with("Error: invalid arguments for `sha256`"));
+    assert!(
+        json["llm_text"]
+            .as_str()
+            .expect("text")
+            .starts_with("Error: invalid arguments for `sha256`")
+    );
 
     let limited = corral(dir.path(), &["call", "spin", "--fuel", "1000000"]);
     assert_eq!(limited.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&limited.stderr).contains("ran out of fuel after 1000000 units"));
+    assert!(
+        String::from_utf8_lossy(&limited.stderr).contains("ran out of fuel after 1000000 units")
+    );
 
     let unknown = corral(dir.path(), &["call", "nope"]);
     assert_eq!(unknown.status.code(), Some(2));
@@ -119,7 +147,10 @@ fn arguments_come_from_a_file_or_stdin_and_context_from_flags() {
     let dir = plugin_dir(&[HOSTILE]);
     let file = dir.path().join("args.json");
     std::fs::write(&file, r#"{"text":"from a file"}"#).expect("write");
-    let out = corral(dir.path(), &["call", "echo", &format!("@{}", file.display())]);
+    let out = corral(
+        dir.path(),
+        &["call", "echo", &format!("@{}", file.display())],
+    );
     assert_eq!(stdout_json(&out)["echo"], "from a file");
 
     let mut child = std::process::Command::new(corral_bin())
@@ -140,6 +171,9 @@ fn arguments_come_from_a_file_or_stdin_and_context_from_flags() {
     let out = child.wait_with_output().expect("wait");
     assert_eq!(stdout_json(&out)["echo"], "from stdin");
 
-    let out = corral(dir.path(), &["call", "context_echo", "--context", "tenant=acme"]);
+    let out = corral(
+        dir.path(),
+        &["call", "context_echo", "--context", "tenant=acme"],
+    );
     assert_eq!(stdout_json(&out)["context"]["tenant"], "acme");
 }

@@ -21,8 +21,16 @@ async fn schema_violations_are_reported_before_guest_code_runs() {
         ("[1, 2]", "must be a JSON object"),
     ];
     for (arguments, expected) in cases {
-        let err = host.call("echo", arguments, &CallOptions::default()).await.unwrap_err();
-        let CallError::InvalidArguments { tool, problems, code } = &err else {
+        let err = host
+            .call("echo", arguments, &CallOptions::default())
+            .await
+            .unwrap_err();
+        let CallError::InvalidArguments {
+            tool,
+            problems,
+            code,
+        } = &err
+        else {
             panic!("{arguments}: {err:?}");
         };
         assert_eq!((tool.as_str(), *code), ("echo", None));
@@ -33,7 +41,11 @@ async fn schema_violations_are_reported_before_guest_code_runs() {
     }
     // Several problems are all listed.
     let err = host
-        .call("allocate", r#"{"mib": "many", "extra": 1}"#, &CallOptions::default())
+        .call(
+            "allocate",
+            r#"{"mib": "many", "extra": 1}"#,
+            &CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert!(err.to_string().contains("`/mib`"), "{err}");
@@ -44,7 +56,11 @@ async fn the_two_tool_error_kinds_keep_message_and_code() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
     let err = host
-        .call("fail", r#"{"message": "upstream is down"}"#, &CallOptions::default())
+        .call(
+            "fail",
+            r#"{"message": "upstream is down"}"#,
+            &CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(
@@ -55,9 +71,16 @@ async fn the_two_tool_error_kinds_keep_message_and_code() {
             code: Some(42)
         }
     );
-    assert_eq!(err.llm_text(), "Error: tool `fail` failed: upstream is down");
+    assert_eq!(
+        err.llm_text(),
+        "Error: tool `fail` failed: upstream is down"
+    );
     let err = host
-        .call("reject", r#"{"message": "date must be in the future"}"#, &CallOptions::default())
+        .call(
+            "reject",
+            r#"{"message": "date must be in the future"}"#,
+            &CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(
@@ -74,7 +97,10 @@ async fn the_two_tool_error_kinds_keep_message_and_code() {
 async fn unknown_tools_get_a_suggestion() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
-    let err = host.call("ecoh", "{}", &CallOptions::default()).await.unwrap_err();
+    let err = host
+        .call("ecoh", "{}", &CallOptions::default())
+        .await
+        .unwrap_err();
     assert_eq!(
         err,
         CallError::UnknownTool {
@@ -95,13 +121,19 @@ async fn context_reaches_the_guest_out_of_band() {
         context,
         ..CallOptions::default()
     };
-    let out = host.call("context_echo", "{}", &options).await.expect("call");
+    let out = host
+        .call("context_echo", "{}", &options)
+        .await
+        .expect("call");
     assert_eq!(
         out.json.expect("json")["context"],
         serde_json::json!({ "tenant": "acme", "user_id": "u-17" })
     );
     let schema = &host.tool("context_echo").expect("tool").spec().parameters;
-    assert!(!schema.to_string().contains("tenant"), "context is not in the schema");
+    assert!(
+        !schema.to_string().contains("tenant"),
+        "context is not in the schema"
+    );
 }
 
 #[tokio::test]
@@ -119,7 +151,9 @@ async fn progress_messages_reach_the_sink_in_order() {
         })),
         ..CallOptions::default()
     };
-    host.call("ask", r#"{"message": "x"}"#, &options).await.expect("call");
+    host.call("ask", r#"{"message": "x"}"#, &options)
+        .await
+        .expect("call");
     assert_eq!(
         *seen.lock().expect("lock"),
         ["ask: step 1 of 2", "ask: step 2 of 2"]
@@ -144,7 +178,11 @@ async fn approval_requests_default_to_continue() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
     let out = host
-        .call("ask", r#"{"message": "delete everything"}"#, &CallOptions::default())
+        .call(
+            "ask",
+            r#"{"message": "delete everything"}"#,
+            &CallOptions::default(),
+        )
         .await
         .expect("call");
     assert_eq!(out.json.expect("json")["decision"], "continue");
@@ -154,7 +192,11 @@ async fn approval_requests_default_to_continue() {
 async fn exit_early_rejects_the_call() {
     let (_dir, host) = host_answering(ApprovalDecision::ExitEarly("not today".into())).await;
     let err = host
-        .call("ask", r#"{"message": "delete everything"}"#, &CallOptions::default())
+        .call(
+            "ask",
+            r#"{"message": "delete everything"}"#,
+            &CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(
@@ -170,10 +212,16 @@ async fn exit_early_rejects_the_call() {
 
 #[tokio::test]
 async fn edits_are_validated_before_the_guest_sees_them() {
-    let (_dir, host) =
-        host_answering(ApprovalDecision::Edit(r#"{"message": "delete one file"}"#.into())).await;
+    let (_dir, host) = host_answering(ApprovalDecision::Edit(
+        r#"{"message": "delete one file"}"#.into(),
+    ))
+    .await;
     let out = host
-        .call("ask", r#"{"message": "delete everything"}"#, &CallOptions::default())
+        .call(
+            "ask",
+            r#"{"message": "delete everything"}"#,
+            &CallOptions::default(),
+        )
         .await
         .expect("call");
     let json = out.json.expect("json");
@@ -182,7 +230,11 @@ async fn edits_are_validated_before_the_guest_sees_them() {
 
     let (_dir, host) = host_answering(ApprovalDecision::Edit(r#"{"message": 3}"#.into())).await;
     let err = host
-        .call("ask", r#"{"message": "delete everything"}"#, &CallOptions::default())
+        .call(
+            "ask",
+            r#"{"message": "delete everything"}"#,
+            &CallOptions::default(),
+        )
         .await
         .unwrap_err();
     let CallError::Rejected { reason, .. } = &err else {
@@ -201,7 +253,10 @@ async fn concurrent_calls_all_succeed() {
         let host = host.clone();
         tasks.spawn(async move {
             let args = format!(r#"{{"text": "call {i}"}}"#);
-            let out = host.call("echo", &args, &CallOptions::default()).await.expect("call");
+            let out = host
+                .call("echo", &args, &CallOptions::default())
+                .await
+                .expect("call");
             assert_eq!(out.json.expect("json")["echo"], format!("call {i}"));
         });
     }
@@ -214,7 +269,14 @@ async fn concurrent_calls_all_succeed() {
 async fn a_sequential_tool_never_overlaps_itself() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = Arc::new(host(dir.path()).await);
-    assert!(!host.tool("one_at_a_time").expect("tool").spec().metadata.parallelizable);
+    assert!(
+        !host
+            .tool("one_at_a_time")
+            .expect("tool")
+            .spec()
+            .metadata
+            .parallelizable
+    );
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..4 {
         let host = host.clone();
@@ -224,7 +286,10 @@ async fn a_sequential_tool_never_overlaps_itself() {
                 .await
                 .expect("call");
             let json = out.json.expect("json");
-            (json["start_us"].as_u64().expect("start"), json["end_us"].as_u64().expect("end"))
+            (
+                json["start_us"].as_u64().expect("start"),
+                json["end_us"].as_u64().expect("end"),
+            )
         });
     }
     let mut spans = Vec::new();
@@ -241,7 +306,9 @@ async fn a_sequential_tool_never_overlaps_itself() {
 async fn results_follow_the_reference_contract() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
-    let ok = host.call("echo", r#"{"text": "hi"}"#, &CallOptions::default()).await;
+    let ok = host
+        .call("echo", r#"{"text": "hi"}"#, &CallOptions::default())
+        .await;
     let result = ToolResult::from(&ok);
     assert!(result.success && result.error_message.is_none());
     assert_eq!(result.llm_text(), r#"{"echo":"hi"}"#);
@@ -249,7 +316,9 @@ async fn results_follow_the_reference_contract() {
     assert!(out.fuel_consumed > 0);
     assert_eq!(out.return_behavior, corral::ReturnBehavior::ToLlm);
 
-    let failed = host.call("fail", r#"{"message": "m"}"#, &CallOptions::default()).await;
+    let failed = host
+        .call("fail", r#"{"message": "m"}"#, &CallOptions::default())
+        .await;
     let result = ToolResult::from(&failed);
     assert!(!result.success && result.output.is_empty());
     assert_eq!(result.llm_text(), "Error: tool `fail` failed: m");

@@ -19,12 +19,25 @@ async fn spinning_guest_runs_out_of_fuel() {
         },
     )
     .await;
-    let err = host.call("spin", "{}", &CallOptions::default()).await.unwrap_err();
+    let err = host
+        .call("spin", "{}", &CallOptions::default())
+        .await
+        .unwrap_err();
     assert!(
-        matches!(err, CallError::OutOfFuel { budget: 50_000_000, .. }),
+        matches!(
+            err,
+            CallError::OutOfFuel {
+                budget: 50_000_000,
+                ..
+            }
+        ),
         "{err:?}"
     );
-    assert!(err.to_string().contains("ran out of fuel after 50000000 units"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("ran out of fuel after 50000000 units"),
+        "{err}"
+    );
     assert_still_serves(&host).await;
 }
 
@@ -41,10 +54,28 @@ async fn spinning_guest_with_ample_fuel_hits_the_epoch_deadline() {
     )
     .await;
     let started = std::time::Instant::now();
-    let err = host.call("spin", "{}", &CallOptions::default()).await.unwrap_err();
-    assert!(matches!(err, CallError::Timeout { timeout_ms: 300, .. }), "{err:?}");
-    assert!(err.to_string().contains("exceeded its deadline of 300 ms"), "{err}");
-    assert!(started.elapsed().as_secs() < 10, "stopped promptly, not after minutes");
+    let err = host
+        .call("spin", "{}", &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::Timeout {
+                timeout_ms: 300,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("exceeded its deadline of 300 ms"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "stopped promptly, not after minutes"
+    );
     assert_still_serves(&host).await;
 }
 
@@ -65,7 +96,10 @@ async fn guest_sleeping_in_wasi_is_stopped_at_the_deadline() {
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Timeout { .. }), "{err:?}");
-    assert!(started.elapsed().as_secs() < 10, "an hour-long sleep was cut short");
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "an hour-long sleep was cut short"
+    );
     assert_still_serves(&host).await;
 }
 
@@ -102,7 +136,10 @@ async fn allocating_past_the_memory_cap_is_a_memory_error() {
 async fn runaway_recursion_is_a_stack_overflow() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
-    let err = host.call("recurse", "{}", &CallOptions::default()).await.unwrap_err();
+    let err = host
+        .call("recurse", "{}", &CallOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(err, CallError::StackOverflow { .. }), "{err:?}");
     assert!(err.to_string().contains("overflowed its stack"), "{err}");
     assert_still_serves(&host).await;
@@ -127,7 +164,10 @@ async fn host_files_are_invisible() {
         let CallError::ToolFailed { message, .. } = &err else {
             panic!("{path}: expected the guest's own read error, got {err:?}");
         };
-        assert!(message.starts_with(&format!("cannot read {path}")), "{message}");
+        assert!(
+            message.starts_with(&format!("cannot read {path}")),
+            "{message}"
+        );
         assert!(!message.contains("root:") && !message.contains("TOP-SECRET"));
     }
     assert_still_serves(&host).await;
@@ -136,7 +176,10 @@ async fn host_files_are_invisible() {
 #[tokio::test]
 async fn environment_and_arguments_are_empty() {
     let host_vars: Vec<(String, String)> = std::env::vars().collect();
-    assert!(!host_vars.is_empty(), "the host process has variables (PATH, HOME, ...)");
+    assert!(
+        !host_vars.is_empty(),
+        "the host process has variables (PATH, HOME, ...)"
+    );
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
     let out = host
@@ -144,7 +187,11 @@ async fn environment_and_arguments_are_empty() {
         .await
         .expect("reading the environment is allowed, it is just empty");
     let json = out.json.expect("json");
-    assert_eq!(json["vars"], serde_json::json!({}), "no variable crosses: {json}");
+    assert_eq!(
+        json["vars"],
+        serde_json::json!({}),
+        "no variable crosses: {json}"
+    );
     assert_eq!(json["args"], serde_json::json!([]));
     for (_, value) in host_vars.iter().filter(|(_, v)| v.len() > 8) {
         assert!(!out.text.contains(value.as_str()), "a host value leaked");
@@ -169,7 +216,10 @@ async fn sockets_are_denied() {
     let CallError::ToolFailed { message, .. } = &err else {
         panic!("expected the guest's connect error, got {err:?}");
     };
-    assert!(message.starts_with(&format!("cannot connect to {addr}")), "{message}");
+    assert!(
+        message.starts_with(&format!("cannot connect to {addr}")),
+        "{message}"
+    );
     // Nothing ever reached the listener.
     assert_eq!(
         listener.accept().map(|_| ()).unwrap_err().kind(),
@@ -213,7 +263,11 @@ async fn a_100_mb_result_is_refused() {
     )
     .await;
     let err = host
-        .call("big_result", r#"{"bytes": 100000000}"#, &CallOptions::default())
+        .call(
+            "big_result",
+            r#"{"bytes": 100000000}"#,
+            &CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert!(
@@ -221,7 +275,10 @@ async fn a_100_mb_result_is_refused() {
             if limit_bytes == Limits::DEFAULT_OUTPUT_BYTES),
         "{err:?}"
     );
-    assert!(err.to_string().contains("more than the output cap"), "{err}");
+    assert!(
+        err.to_string().contains("more than the output cap"),
+        "{err}"
+    );
     assert_still_serves(&host).await;
 }
 
@@ -230,7 +287,11 @@ async fn a_100_mb_result_under_the_default_memory_cap_hits_the_cap() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
     let err = host
-        .call("big_result", r#"{"bytes": 100000000}"#, &CallOptions::default())
+        .call(
+            "big_result",
+            r#"{"bytes": 100000000}"#,
+            &CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::MemoryLimit { .. }), "{err:?}");
@@ -242,13 +303,20 @@ async fn a_panic_is_a_trap_with_the_panic_message() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
     let err = host
-        .call("panic", r#"{"message": "kaboom 17"}"#, &CallOptions::default())
+        .call(
+            "panic",
+            r#"{"message": "kaboom 17"}"#,
+            &CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Trapped { .. }), "{err:?}");
     let text = err.to_string();
     assert!(text.contains("tool `panic` crashed"), "{text}");
-    assert!(text.contains("kaboom 17"), "the panic message is reported: {text}");
+    assert!(
+        text.contains("kaboom 17"),
+        "the panic message is reported: {text}"
+    );
     assert_eq!(err.llm_text(), format!("Error: {text}"));
     assert_still_serves(&host).await;
 }
@@ -258,7 +326,45 @@ async fn every_call_gets_a_fresh_instance() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host(dir.path()).await;
     for _ in 0..3 {
-        let out = host.call("counter", "{}", &CallOptions::default()).await.expect("call");
-        assert_eq!(out.json.expect("json")["calls"], 1, "no state survives a call");
+        let out = host
+            .call("counter", "{}", &CallOptions::default())
+            .await
+            .expect("call");
+        assert_eq!(
+            out.json.expect("json")["calls"],
+            1,
+            "no state survives a call"
+        );
     }
+}
+
+#[tokio::test]
+async fn call_limits_too_small_to_instantiate_fail_the_call_not_the_load() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host_with(
+        dir.path(),
+        Limits {
+            memory_bytes: 64 << 10,
+            ..Limits::default()
+        },
+    )
+    .await;
+    assert!(
+        host.load_errors().is_empty(),
+        "describe runs under its own limits"
+    );
+    let err = host
+        .call("echo", r#"{"text": "x"}"#, &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::MemoryLimit {
+                limit_bytes: 65536,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }

@@ -23,7 +23,9 @@ async fn single_failure(extra: &[&str], add: impl FnOnce(&Path), file: &str) -> 
     assert_eq!(errors.len(), 1, "{errors:#?}");
     assert_eq!(errors[0].path, dir.path().join(file));
     assert!(
-        errors[0].to_string().starts_with(&dir.path().join(file).display().to_string()),
+        errors[0]
+            .to_string()
+            .starts_with(&dir.path().join(file).display().to_string()),
         "the message names the file: {}",
         errors[0]
     );
@@ -42,8 +44,14 @@ async fn truncated_component() {
         "truncated.wasm",
     )
     .await;
-    assert!(matches!(err.reason, LoadErrorReason::InvalidComponent(_)), "{err}");
-    assert!(err.to_string().contains("may be truncated or corrupt"), "{err}");
+    assert!(
+        matches!(err.reason, LoadErrorReason::InvalidComponent(_)),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("may be truncated or corrupt"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -73,15 +81,24 @@ async fn core_module_instead_of_a_component() {
 #[tokio::test]
 async fn component_of_another_world() {
     let err = single_failure(&[COMMAND], |_| {}, COMMAND).await;
-    assert!(matches!(err.reason, LoadErrorReason::WrongWorld(_)), "{err}");
+    assert!(
+        matches!(err.reason, LoadErrorReason::WrongWorld(_)),
+        "{err}"
+    );
     assert!(err.to_string().contains("corral:tool/tool@0.1.0"), "{err}");
 }
 
 #[tokio::test]
 async fn trap_in_describe() {
     let err = single_failure(&[TRAP_DESCRIBE], |_| {}, TRAP_DESCRIBE).await;
-    assert!(matches!(err.reason, LoadErrorReason::DescribeFailed(_)), "{err}");
-    assert!(err.to_string().contains("describe exploded on purpose"), "{err}");
+    assert!(
+        matches!(err.reason, LoadErrorReason::DescribeFailed(_)),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("describe exploded on purpose"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -91,7 +108,11 @@ async fn invalid_tool_name() {
         matches!(&err.reason, LoadErrorReason::InvalidSpec { tool, .. } if tool == "bad-name!"),
         "{err}"
     );
-    assert!(err.to_string().contains("use only letters, digits and underscores"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("use only letters, digits and underscores"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -131,17 +152,39 @@ async fn duplicate_names_name_both_files() {
 
 #[tokio::test]
 async fn all_failures_at_once_leave_the_good_plugins_serving() {
-    let dir = plugin_dir(&[HOSTILE, TEXT, TRAP_DESCRIBE, BAD_NAME, BAD_SCHEMA, COMMAND, DUP_A, DUP_B]);
+    let dir = plugin_dir(&[
+        HOSTILE,
+        TEXT,
+        TRAP_DESCRIBE,
+        BAD_NAME,
+        BAD_SCHEMA,
+        COMMAND,
+        DUP_A,
+        DUP_B,
+    ]);
     std::fs::write(dir.path().join("core.wasm"), b"\0asm\x01\0\0\0").expect("write");
     let host = host(dir.path()).await;
     let failed: Vec<String> = host
         .load_errors()
         .iter()
-        .map(|e| e.path.file_name().expect("name").to_string_lossy().into_owned())
+        .map(|e| {
+            e.path
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     assert_eq!(
         failed,
-        ["core.wasm", COMMAND, BAD_NAME, BAD_SCHEMA, DUP_B, TRAP_DESCRIBE]
+        [
+            "core.wasm",
+            COMMAND,
+            BAD_NAME,
+            BAD_SCHEMA,
+            DUP_B,
+            TRAP_DESCRIBE
+        ]
     );
     assert!(host.tool("word_count").is_some());
     assert!(host.tool("dup_tool").is_some());
@@ -157,7 +200,10 @@ async fn a_missing_plugin_directory_is_a_host_error() {
         .await
         .unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("/definitely/not/here") && text.contains("--plugins"), "{text}");
+    assert!(
+        text.contains("/definitely/not/here") && text.contains("--plugins"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -178,8 +224,17 @@ async fn the_cache_is_used_and_a_corrupt_entry_is_recompiled() {
         .map(|e| e.expect("entry").path())
         .collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
-    let sha = first.tool("echo").expect("echo").plugin().sha256().to_string();
-    let name = entries[0].file_name().expect("name").to_string_lossy().into_owned();
+    let sha = first
+        .tool("echo")
+        .expect("echo")
+        .plugin()
+        .sha256()
+        .to_string();
+    let name = entries[0]
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
     assert!(name.starts_with(&sha) && name.ends_with(".cwasm"), "{name}");
 
     let second = build().await.expect("host from cache");

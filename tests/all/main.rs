@@ -2,9 +2,12 @@
 //! load are built once by `tests/build.rs` and named by the constants in
 //! [`support`].
 
+// A panic is how a test fails; `unwrap_err` reads better than `expect_err`.
+#![allow(clippy::unwrap_used)]
+
 mod cli;
-mod hostile;
 mod host_api;
+mod hostile;
 mod loading;
 mod samples;
 mod support;

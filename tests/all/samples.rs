@@ -42,22 +42,34 @@ async fn every_sample_tool_is_described_for_a_model() {
         assert!(!spec.description.is_empty() && !spec.metadata.category.is_empty());
         assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
         // Doc comments on argument fields become parameter descriptions.
-        let properties = spec.parameters["properties"].as_object().expect("properties");
+        let properties = spec.parameters["properties"]
+            .as_object()
+            .expect("properties");
         for (param, schema) in properties {
             assert!(
-                schema["description"].as_str().is_some_and(|d| !d.is_empty()),
+                schema["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
                 "{}.{param} has no description",
                 spec.name
             );
         }
-        assert!(spec.parameters.get("title").is_none(), "no Rust type names leak");
+        assert!(
+            spec.parameters.get("title").is_none(),
+            "no Rust type names leak"
+        );
     }
 }
 
 #[tokio::test]
 async fn text_tools() {
     let (_dir, host) = samples().await;
-    let counts = call(&host, "word_count", json!({ "text": "One two. Three!\nFour" })).await;
+    let counts = call(
+        &host,
+        "word_count",
+        json!({ "text": "One two. Three!\nFour" }),
+    )
+    .await;
     assert_eq!(
         counts.expect("ok"),
         json!({ "words": 4, "characters": 20, "lines": 2, "sentences": 3 })
@@ -72,15 +84,28 @@ async fn text_tools() {
     .await
     .expect("ok");
     assert_eq!(found["count"], 2);
-    assert_eq!(found["matches"][1], json!({ "match": "b=22", "start": 5, "groups": { "key": "b", "2": "22" } }));
-    let err = call(&host, "regex_extract", json!({ "text": "x", "pattern": "(" })).await.unwrap_err();
+    assert_eq!(
+        found["matches"][1],
+        json!({ "match": "b=22", "start": 5, "groups": { "key": "b", "2": "22" } })
+    );
+    let err = call(
+        &host,
+        "regex_extract",
+        json!({ "text": "x", "pattern": "(" }),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(&err, CallError::InvalidArguments { problems, .. } if problems[0].starts_with("invalid `pattern`")),
         "{err:?}"
     );
-    let err = call(&host, "regex_extract", json!({ "text": "x", "pattern": "x", "limit": 0 }))
-        .await
-        .unwrap_err();
+    let err = call(
+        &host,
+        "regex_extract",
+        json!({ "text": "x", "pattern": "x", "limit": 0 }),
+    )
+    .await
+    .unwrap_err();
     assert!(err.to_string().contains("`/limit`"), "{err}");
 }
 
@@ -91,14 +116,20 @@ async fn math_tools() {
     assert_eq!(out.expect("ok")["result"], 20);
     let out = call(&host, "evaluate", json!({ "expression": "7.0 / 2" })).await;
     assert_eq!(out.expect("ok")["result"], 3.5);
-    let err = call(&host, "evaluate", json!({ "expression": "2 +" })).await.unwrap_err();
+    let err = call(&host, "evaluate", json!({ "expression": "2 +" }))
+        .await
+        .unwrap_err();
     assert!(matches!(err, CallError::InvalidArguments { .. }), "{err:?}");
     assert!(err.to_string().contains("cannot evaluate `2 +`"), "{err}");
-    let stats = call(&host, "statistics", json!({ "values": [4, 1, 3, 2] })).await.expect("ok");
+    let stats = call(&host, "statistics", json!({ "values": [4, 1, 3, 2] }))
+        .await
+        .expect("ok");
     assert_eq!(stats["median"], 2.5);
     assert_eq!(stats["mean"], 2.5);
     assert_eq!(stats["min"], 1.0);
-    let err = call(&host, "statistics", json!({ "values": [] })).await.unwrap_err();
+    let err = call(&host, "statistics", json!({ "values": [] }))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("`/values`"), "{err}");
 }
 
@@ -118,9 +149,13 @@ async fn json_tools() {
     .await
     .expect("ok");
     assert_eq!(out, json!({ "count": 2, "matches": ["A", "C"] }));
-    let err = call(&host, "json_query", json!({ "document": {}, "path": "$[" })).await.unwrap_err();
+    let err = call(&host, "json_query", json!({ "document": {}, "path": "$[" }))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("invalid JSONPath"), "{err}");
-    let stats = call(&host, "json_stats", json!({ "document": document })).await.expect("ok");
+    let stats = call(&host, "json_stats", json!({ "document": document }))
+        .await
+        .expect("ok");
     assert_eq!(stats["depth"], 4);
     assert_eq!(stats["numbers"], 3);
     assert_eq!(stats["top_level_keys"], json!(["books"]));
@@ -129,24 +164,38 @@ async fn json_tools() {
 #[tokio::test]
 async fn encode_tools() {
     let (_dir, host) = samples().await;
-    let out = call(&host, "sha256", json!({ "text": "abc" })).await.expect("ok");
+    let out = call(&host, "sha256", json!({ "text": "abc" }))
+        .await
+        .expect("ok");
     assert_eq!(
         out["sha256"],
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
-    let out = call(&host, "base64_encode", json!({ "text": "héllo?" })).await.expect("ok");
-    assert_eq!(out["base64"], "aMOpbGxvPw==");
-    let out = call(&host, "base64_encode", json!({ "text": "héllo?", "url_safe": true }))
+    let out = call(&host, "base64_encode", json!({ "text": "héllo?" }))
         .await
         .expect("ok");
+    assert_eq!(out["base64"], "aMOpbGxvPw==");
+    let out = call(
+        &host,
+        "base64_encode",
+        json!({ "text": "héllo?", "url_safe": true }),
+    )
+    .await
+    .expect("ok");
     assert_eq!(out["base64"], "aMOpbGxvPw");
     for encoded in ["aMOpbGxvPw==", "aMOpbGxvPw"] {
-        let out = call(&host, "base64_decode", json!({ "base64": encoded })).await.expect("ok");
+        let out = call(&host, "base64_decode", json!({ "base64": encoded }))
+            .await
+            .expect("ok");
         assert_eq!(out["text"], "héllo?");
     }
-    let err = call(&host, "base64_decode", json!({ "base64": "!!!" })).await.unwrap_err();
+    let err = call(&host, "base64_decode", json!({ "base64": "!!!" }))
+        .await
+        .unwrap_err();
     assert!(matches!(err, CallError::InvalidArguments { .. }), "{err:?}");
-    let err = call(&host, "base64_decode", json!({ "base64": "/w==" })).await.unwrap_err();
+    let err = call(&host, "base64_decode", json!({ "base64": "/w==" }))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, CallError::ToolFailed { message, .. } if message.contains("not UTF-8")),
         "{err:?}"

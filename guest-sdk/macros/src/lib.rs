@@ -21,7 +21,8 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func = parse_macro_input!(item as ItemFn);
     let mut options = Options::default();
     let parser = syn::meta::parser(|meta| options.parse(meta));
-    let parsed = syn::parse::Parser::parse(parser, attr).and_then(|()| expand(options, func.clone()));
+    let parsed =
+        syn::parse::Parser::parse(parser, attr).and_then(|()| expand(options, func.clone()));
     match parsed {
         Ok(tokens) => tokens.into(),
         // Keep the function so the only error is ours, not a cascade of
@@ -77,10 +78,8 @@ impl Options {
                 // `keywords("a", "b")`: a parenthesized list of string literals.
                 let content;
                 syn::parenthesized!(content in meta.input);
-                let list = content.parse_terminated(
-                    <LitStr as syn::parse::Parse>::parse,
-                    syn::Token![,],
-                )?;
+                let list = content
+                    .parse_terminated(<LitStr as syn::parse::Parse>::parse, syn::Token![,])?;
                 self.keywords = list.into_iter().collect();
             }
             "idempotent" => self.idempotent = true,

@@ -56,7 +56,11 @@ impl DescribeCmd {
         println!("{}", spec.name);
         println!("  {}", spec.description);
         println!();
-        println!("plugin:            {} ({})", plugin.name(), plugin.path().display());
+        println!(
+            "plugin:            {} ({})",
+            plugin.name(),
+            plugin.path().display()
+        );
         println!("sha256:            {}", plugin.sha256());
         println!("category:          {}", m.category);
         println!("keywords:          {}", m.keywords.join(", "));

@@ -88,7 +88,11 @@ impl ListCmd {
 
 /// The first sentence of `text`, at most `max` characters.
 fn first_sentence(text: &str, max: usize) -> String {
-    let sentence = text.split(". ").next().unwrap_or(text).trim_end_matches('.');
+    let sentence = text
+        .split(". ")
+        .next()
+        .unwrap_or(text)
+        .trim_end_matches('.');
     if sentence.chars().count() > max {
         let cut: String = sentence.chars().take(max - 1).collect();
         format!("{cut}…")

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{ArgAction, Args, Parser, Subcommand};
-use corral::{ComponentCache, Host, Limits};
+use corral::{ComponentCache, Host, HostError, Limits};
 
 /// Exit code when the tool failed.
 pub const EXIT_TOOL_FAILED: u8 = 1;
@@ -80,7 +80,7 @@ impl GlobalArgs {
         let dir = self
             .plugins
             .clone()
-            .unwrap_or_else(|| corral::bundled_plugin_dir().to_path_buf());
+            .unwrap_or_else(corral::bundled_plugin_dir);
         let cache = match (&self.cache_dir, self.no_cache) {
             (_, true) => ComponentCache::disabled(),
             (Some(dir), false) => ComponentCache::in_dir(dir),
@@ -92,12 +92,13 @@ impl GlobalArgs {
             .cache(cache)
             .build()
             .await
-            .with_context(|| {
-                format!(
-                    "cannot load plugins from {} (build the sample tools with \
-                     scripts/build-guests.sh, or pass --plugins DIR)",
+            .map_err(|err| match err {
+                HostError::PluginDir { .. } => anyhow::Error::new(err).context(format!(
+                    "no plugins at {} (build the sample tools with scripts/build-guests.sh, \
+                     or pass --plugins DIR)",
                     dir.display()
-                )
+                )),
+                other => anyhow::Error::new(other),
             })?;
         Ok(host)
     }

@@ -138,7 +138,7 @@ fn truncate(mut message: String) -> String {
             cut -= 1;
         }
         message.truncate(cut);
-        message.push_str("…");
+        message.push('…');
     }
     message
 }
@@ -158,7 +158,11 @@ impl crate::bindings::corral::tool::host::Host for SandboxState {
 
     async fn progress(&mut self, message: String) {
         let message = truncate(message);
-        tracing::info!(plugin = &*self.plugin, tool = &*self.tool, "progress: {message}");
+        tracing::info!(
+            plugin = &*self.plugin,
+            tool = &*self.tool,
+            "progress: {message}"
+        );
         if let Some(sink) = &self.progress {
             sink(&self.tool, &message);
         }

@@ -53,7 +53,10 @@ impl Capture {
     /// The kept bytes (lossy UTF-8) and how many bytes were discarded.
     pub fn contents(&self) -> (String, u64) {
         let buf = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        (String::from_utf8_lossy(&buf.data).into_owned(), buf.discarded)
+        (
+            String::from_utf8_lossy(&buf.data).into_owned(),
+            buf.discarded,
+        )
     }
 }
 

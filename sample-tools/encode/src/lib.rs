@@ -15,7 +15,11 @@ struct HashArgs {
 }
 
 /// Compute the SHA-256 digest of a text (UTF-8), as lowercase hex.
-#[tool(category = "encoding", keywords("hash", "sha256", "digest", "checksum"), idempotent)]
+#[tool(
+    category = "encoding",
+    keywords("hash", "sha256", "digest", "checksum"),
+    idempotent
+)]
 fn sha256(args: HashArgs) -> Result<Value, ToolError> {
     let digest = Sha256::digest(args.text.as_bytes());
     Ok(json!({ "sha256": hex::encode(digest), "bytes": args.text.len() }))
@@ -33,7 +37,11 @@ struct EncodeArgs {
 /// Encode a text (UTF-8) as base64.
 #[tool(category = "encoding", keywords("base64", "encode"), idempotent)]
 fn base64_encode(args: EncodeArgs) -> Result<Value, ToolError> {
-    let engine = if args.url_safe { &URL_SAFE_NO_PAD } else { &STANDARD };
+    let engine = if args.url_safe {
+        &URL_SAFE_NO_PAD
+    } else {
+        &STANDARD
+    };
     Ok(json!({ "base64": engine.encode(args.text.as_bytes()) }))
 }
 

@@ -16,7 +16,11 @@ struct QueryArgs {
 
 /// Query a JSON document with JSONPath (RFC 9535) and return every matching
 /// value, so you can pick fields out of large tool results.
-#[tool(category = "data", keywords("json", "jsonpath", "query", "select"), idempotent)]
+#[tool(
+    category = "data",
+    keywords("json", "jsonpath", "query", "select"),
+    idempotent
+)]
 fn json_query(args: QueryArgs) -> Result<Value, ToolError> {
     let path = JsonPath::parse(&args.path)
         .map_err(|err| ToolError::invalid(format!("invalid JSONPath `{}`: {err}", args.path)))?;
@@ -32,7 +36,11 @@ struct StatsArgs {
 
 /// Describe the shape of a JSON document: its depth, how many values of each
 /// type it holds, and the top-level keys.
-#[tool(category = "data", keywords("json", "shape", "schema", "inspect"), idempotent)]
+#[tool(
+    category = "data",
+    keywords("json", "shape", "schema", "inspect"),
+    idempotent
+)]
 fn json_stats(args: StatsArgs) -> Result<Value, ToolError> {
     #[derive(Default)]
     struct Counts {

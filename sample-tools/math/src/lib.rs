@@ -16,15 +16,22 @@ struct EvalArgs {
 /// Evaluate an arithmetic expression exactly, instead of doing the arithmetic in
 /// your head. Supports + - * / % ^, parentheses, comparisons, booleans and
 /// functions like math::sqrt, math::ln, min, max, floor, round.
-#[tool(category = "math", keywords("calculate", "arithmetic", "expression"), idempotent)]
+#[tool(
+    category = "math",
+    keywords("calculate", "arithmetic", "expression"),
+    idempotent
+)]
 fn evaluate(args: EvalArgs) -> Result<Value, ToolError> {
-    let value = evalexpr::eval(&args.expression)
-        .map_err(|err| ToolError::invalid(format!("cannot evaluate `{}`: {err}", args.expression)))?;
+    let value = evalexpr::eval(&args.expression).map_err(|err| {
+        ToolError::invalid(format!("cannot evaluate `{}`: {err}", args.expression))
+    })?;
     let result = match value {
         evalexpr::Value::Int(i) => json!(i),
         evalexpr::Value::Float(f) if f.is_finite() => json!(f),
         evalexpr::Value::Float(f) => {
-            return Err(ToolError::failed(format!("the result is not a finite number ({f})")));
+            return Err(ToolError::failed(format!(
+                "the result is not a finite number ({f})"
+            )));
         }
         evalexpr::Value::Boolean(b) => json!(b),
         evalexpr::Value::String(s) => json!(s),
@@ -42,11 +49,17 @@ struct StatsArgs {
 
 /// Summarise a list of numbers: count, sum, min, max, mean, median, population
 /// standard deviation.
-#[tool(category = "math", keywords("statistics", "mean", "median", "average"), idempotent)]
+#[tool(
+    category = "math",
+    keywords("statistics", "mean", "median", "average"),
+    idempotent
+)]
 fn statistics(args: StatsArgs) -> Result<Value, ToolError> {
     let mut values = args.values;
     if values.is_empty() {
-        return Err(ToolError::invalid("`values` must contain at least one number"));
+        return Err(ToolError::invalid(
+            "`values` must contain at least one number",
+        ));
     }
     values.sort_by(f64::total_cmp);
     let n = values.len() as f64;
@@ -54,7 +67,7 @@ fn statistics(args: StatsArgs) -> Result<Value, ToolError> {
     let mean = sum / n;
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
     let mid = values.len() / 2;
-    let median = if values.len() % 2 == 0 {
+    let median = if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]

@@ -60,7 +60,11 @@ fn default_limit() -> usize {
 
 /// Find every match of a regular expression in a text. Returns each match with
 /// its byte offset and capture groups, so later steps can use the pieces.
-#[tool(category = "text", keywords("regex", "extract", "search", "match"), idempotent)]
+#[tool(
+    category = "text",
+    keywords("regex", "extract", "search", "match"),
+    idempotent
+)]
 fn regex_extract(args: ExtractArgs) -> Result<Value, ToolError> {
     let re = regex::Regex::new(&args.pattern)
         .map_err(|err| ToolError::invalid(format!("invalid `pattern`: {err}")))?;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The main job, from a fresh clone: install the wasm32-wasip2 target if needed,
+# build the sample tools and the host (release), then list the tools and make
+# real sandboxed calls, including ones that hit a limit and are contained.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/build-guests.sh
+echo "==> building the corral host (release)"
+cargo build --release --locked -p corral
+corral=target/release/corral
+
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+run() { step "corral $*"; "$corral" "$@" || echo "(exit code $?)"; }
+
+run list
+run call word_count '{"text": "Sandboxes keep tools honest. Fuel keeps them brief!"}'
+run call slugify '{"text": "Hello, Wörld: corral 0.1"}'
+run call evaluate '{"expression": "(2 + 3) * 4 ^ 2 - math::sqrt(16.0)"}'
+run call json_query '{"document": {"books": [{"title": "Dune", "price": 9}, {"title": "Emma", "price": 14}]}, "path": "$.books[?@.price < 10].title"}'
+run call sha256 '{"text": "abc"}' --json
+run call statistics '{"values": [3, 1, 4, 1, 5, 9, 2, 6]}'
+
+echo
+echo "==> invalid arguments are rejected before any guest code runs (exit code 1):"
+run call regex_extract '{"text": "a1 b2", "pattern": 42}'
+
+echo
+echo "==> limits: a big input with a small fuel budget is stopped and reported (exit code 1),"
+echo "    and the next call runs normally:"
+big=$(mktemp)
+trap 'rm -f "$big"' EXIT
+printf '{"text": "%s"}' "$(yes 'lorem ipsum dolor sit amet.' | head -n 20000 | tr '\n' ' ')" > "$big"
+run --fuel 2000000 call word_count "@$big"
+run --memory-mib 1 call sha256 '{"text": "too little memory to even start"}'
+run call word_count "@$big"
