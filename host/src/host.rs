@@ -16,10 +16,11 @@ use crate::call::{CallOptions, CallOutput};
 use crate::engine::Engine;
 use crate::error::{CallError, HostError, LoadError};
 use crate::limits::{Limits, PoolConfig};
-use crate::loader::{self, Plugin};
+use crate::loader;
+use crate::plan::{self, PLAN_TOOL, Plan, PlanLimits};
 use crate::resolver::{self, Registry, Tool};
 use crate::sandbox::{self, ApprovalSetup, Op, OpResult, RunSetup, SandboxState};
-use crate::spec::ToolSpec;
+use crate::spec::{Latency, ReturnBehavior, ToolMetadata, ToolSpec};
 
 /// Longest rendering of input or output in the per-call INFO log line, in
 /// characters (reference 000's "truncated input/output").
@@ -40,6 +41,7 @@ pub struct HostBuilder {
     cache: ComponentCache,
     approvals: GuestApprovals,
     describe_limits: Limits,
+    plan_limits: PlanLimits,
 }
 
 impl Default for HostBuilder {
@@ -51,6 +53,7 @@ impl Default for HostBuilder {
             cache: ComponentCache::user_default(),
             approvals: GuestApprovals::new(),
             describe_limits: Limits::default(),
+            plan_limits: PlanLimits::default(),
         }
     }
 }
@@ -93,6 +96,13 @@ impl HostBuilder {
         self
     }
 
+    /// Limits of `execute_tool_plan` plans. Default: [`PlanLimits::default`].
+    #[must_use]
+    pub fn plan_limits(mut self, limits: PlanLimits) -> Self {
+        self.plan_limits = limits;
+        self
+    }
+
     /// Answers to guest approval requests.
     #[must_use]
     pub fn guest_approvals(mut self, approvals: GuestApprovals) -> Self {
@@ -122,7 +132,22 @@ impl HostBuilder {
         let started = Instant::now();
         let (described, mut load_errors) =
             loader::load_files(&engine, &linker, &self.cache, files, &self.describe_limits).await;
-        let (registry, resolve_errors) = resolver::resolve(described);
+        let (mut registry, resolve_errors) = resolver::resolve(described);
+        registry.add_builtin(ToolSpec {
+            name: PLAN_TOOL.to_string(),
+            description: Plan::DESCRIPTION.to_string(),
+            parameters: Plan::schema(),
+            metadata: ToolMetadata {
+                category: "builtin".into(),
+                keywords: vec!["plan".into(), "batch".into(), "parallel".into()],
+                version: env!("CARGO_PKG_VERSION").into(),
+                idempotent: false,
+                parallelizable: true,
+                latency: Latency::Medium,
+                requires_approval: false,
+                return_behavior: ReturnBehavior::ToLlm,
+            },
+        });
         load_errors.extend(resolve_errors);
         load_errors.sort_by(|a, b| a.path.cmp(&b.path));
         for err in &load_errors {
@@ -141,13 +166,16 @@ impl HostBuilder {
             );
         }
         Ok(Host {
-            permits: Arc::new(Semaphore::new(self.pool.max_concurrent_instances as usize)),
-            engine,
-            _linker: linker,
-            registry,
-            load_errors,
-            limits: self.limits,
-            approvals: Arc::new(self.approvals),
+            inner: Arc::new(HostInner {
+                permits: Arc::new(Semaphore::new(self.pool.max_concurrent_instances as usize)),
+                engine,
+                _linker: linker,
+                registry,
+                load_errors,
+                limits: self.limits,
+                plan_limits: self.plan_limits,
+                approvals: Arc::new(self.approvals),
+            }),
         })
     }
 }
@@ -165,10 +193,16 @@ impl HostBuilder {
 /// # Ok(()) }
 /// ```
 ///
-/// `Host` is `Send + Sync`; share it behind an `Arc` to call from many tasks.
-/// At most [`PoolConfig::max_concurrent_instances`] calls run at once; the rest
-/// wait for a slot.
+/// `Host` is `Send + Sync` and cheap to clone (clones share everything); call
+/// it from many tasks at once. At most [`PoolConfig::max_concurrent_instances`]
+/// calls run at once; the rest wait for a slot.
+#[derive(Clone)]
 pub struct Host {
+    inner: Arc<HostInner>,
+}
+
+struct HostInner {
+    plan_limits: PlanLimits,
     engine: Engine,
     _linker: Arc<Linker<SandboxState>>,
     registry: Registry,
@@ -181,9 +215,9 @@ pub struct Host {
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Host")
-            .field("tools", &self.registry.tools().count())
-            .field("load_errors", &self.load_errors.len())
-            .field("limits", &self.limits)
+            .field("tools", &self.inner.registry.tools().count())
+            .field("load_errors", &self.inner.load_errors.len())
+            .field("limits", &self.inner.limits)
             .finish()
     }
 }
@@ -196,7 +230,7 @@ impl Host {
 
     /// Every tool, sorted by name.
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.registry.tools().map(Arc::as_ref)
+        self.inner.registry.tools().map(Arc::as_ref)
     }
 
     /// Every tool's spec, sorted by name.
@@ -206,17 +240,17 @@ impl Host {
 
     /// The tool called `name`.
     pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.registry.get(name).map(Arc::as_ref)
+        self.inner.registry.get(name).map(Arc::as_ref)
     }
 
     /// The plugins that failed to load, with reasons, sorted by path.
     pub fn load_errors(&self) -> &[LoadError] {
-        &self.load_errors
+        &self.inner.load_errors
     }
 
     /// The default limits of every call.
     pub fn limits(&self) -> &Limits {
-        &self.limits
+        &self.inner.limits
     }
 
     /// Calls `name` with `arguments` (JSON text of an object).
@@ -267,6 +301,60 @@ impl Host {
         result
     }
 
+    /// Validates and runs a plan.
+    ///
+    /// # Errors
+    /// [`PlanError`](crate::plan::PlanError) as
+    /// [`CallError::InvalidArguments`] naming each problem.
+    pub fn validate_plan(&self, plan: &Value) -> Result<Plan, CallError> {
+        Plan::from_value(plan.clone(), &self.inner.plan_limits, |t| {
+            self.inner.registry.get(t).is_some()
+        })
+        .map_err(|err| CallError::InvalidArguments {
+            tool: PLAN_TOOL.to_string(),
+            problems: err.problems,
+            code: None,
+        })
+    }
+
+    /// Runs a validated plan (see [`plan::execute`]).
+    ///
+    /// Boxed because a plan's steps are calls: the explicit `Send` future
+    /// breaks the `call -> plan -> call` type cycle.
+    pub fn run_plan<'a>(
+        &'a self,
+        plan: &'a Plan,
+        options: &'a CallOptions,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = plan::PlanResult> + Send + 'a>> {
+        Box::pin(plan::execute::run(
+            self,
+            plan,
+            &self.inner.plan_limits,
+            options,
+        ))
+    }
+
+    async fn run_builtin(
+        &self,
+        name: &str,
+        arguments: &Value,
+        options: &CallOptions,
+        started: Instant,
+    ) -> Result<CallOutput, CallError> {
+        debug_assert_eq!(name, PLAN_TOOL);
+        let plan = self.validate_plan(arguments)?;
+        let result = self.run_plan(&plan, options).await;
+        let json = result.to_json();
+        Ok(CallOutput {
+            tool: name.to_string(),
+            text: json.to_string(),
+            json: Some(json),
+            return_behavior: ReturnBehavior::ToLlm,
+            duration: started.elapsed(),
+            fuel_consumed: 0,
+        })
+    }
+
     async fn call_inner(
         &self,
         name: &str,
@@ -275,11 +363,12 @@ impl Host {
         started: Instant,
     ) -> Result<CallOutput, CallError> {
         let tool = self
+            .inner
             .registry
             .get(name)
             .ok_or_else(|| CallError::UnknownTool {
                 name: name.to_string(),
-                suggestion: self.registry.suggest(name),
+                suggestion: self.inner.registry.suggest(name),
             })?;
         let invalid = |problems: Vec<String>| CallError::InvalidArguments {
             tool: name.to_string(),
@@ -294,15 +383,19 @@ impl Host {
             ]));
         }
         tool.validate_arguments(&value).map_err(invalid)?;
+        let Some(plugin) = tool.plugin() else {
+            return self.run_builtin(name, &value, options, started).await;
+        };
 
-        let limits = options.limits.unwrap_or(self.limits);
+        let limits = options.limits.unwrap_or(self.inner.limits);
         limits
-            .validate(self.engine.pool())
+            .validate(self.inner.engine.pool())
             .map_err(|err| CallError::Internal {
                 tool: name.to_string(),
                 message: err.to_string(),
             })?;
         let _slot = self
+            .inner
             .permits
             .acquire()
             .await
@@ -316,15 +409,14 @@ impl Host {
             Some(tool.serial.lock().await)
         };
 
-        let plugin: &Plugin = tool.plugin();
         let setup = RunSetup {
-            engine: &self.engine,
+            engine: &self.inner.engine,
             pre: plugin.pre(),
             limits: &limits,
             plugin: plugin.name_arc(),
             tool: Arc::from(name),
             approval: ApprovalSetup {
-                approvals: self.approvals.clone(),
+                approvals: self.inner.approvals.clone(),
                 validator: Some(tool.validator().clone()),
             },
             progress: options.progress.clone(),

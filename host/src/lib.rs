@@ -10,6 +10,7 @@
 //! - [`resolver`]: validate specs and names, compile argument schemas;
 //! - [`host`]: the [`Host`] API: look up, validate arguments, run, classify;
 //! - [`sandbox`]: the store, WASI context, limits and host imports of one call;
+//! - [`plan`]: the built-in `execute_tool_plan`: `$ref`s, waves, fail-forward;
 //! - [`approval`]: answers to a guest's `request-approval`;
 //! - [`limits`], [`engine`]: the knobs and the wasmtime engine behind them;
 //! - [`spec`], [`call`], [`error`]: the data that goes in and out.
@@ -36,6 +37,7 @@ pub mod error;
 pub mod host;
 pub mod limits;
 pub mod loader;
+pub mod plan;
 pub mod resolver;
 pub mod sandbox;
 pub mod spec;

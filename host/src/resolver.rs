@@ -30,11 +30,12 @@ pub const MAX_NAME_LEN: usize = 64;
 /// Names the host reserves for its own built-in tools.
 pub const RESERVED_NAMES: &[&str] = &["execute_tool_plan"];
 
-/// One resolved tool: its spec, the plugin that provides it, and the compiled
-/// validator for its arguments.
+/// One resolved tool: its spec, the plugin that provides it (none for a
+/// built-in such as `execute_tool_plan`), and the compiled validator for its
+/// arguments.
 pub struct Tool {
     spec: ToolSpec,
-    plugin: Arc<Plugin>,
+    plugin: Option<Arc<Plugin>>,
     validator: Arc<jsonschema::Validator>,
     /// Held during a call when the tool is not parallelizable.
     pub(crate) serial: tokio::sync::Mutex<()>,
@@ -44,7 +45,7 @@ impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tool")
             .field("name", &self.spec.name)
-            .field("plugin", &self.plugin.path())
+            .field("plugin", &self.plugin.as_ref().map(|p| p.path()))
             .finish()
     }
 }
@@ -55,9 +56,9 @@ impl Tool {
         &self.spec
     }
 
-    /// The plugin that provides the tool.
-    pub fn plugin(&self) -> &Plugin {
-        &self.plugin
+    /// The plugin that provides the tool; `None` for a built-in tool.
+    pub fn plugin(&self) -> Option<&Plugin> {
+        self.plugin.as_deref()
     }
 
     pub(crate) fn validator(&self) -> &Arc<jsonschema::Validator> {
@@ -104,6 +105,23 @@ impl Registry {
 
     pub(crate) fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
         self.tools.values()
+    }
+
+    /// Registers a built-in tool. Its name must be one of [`RESERVED_NAMES`],
+    /// which no plugin can take.
+    pub(crate) fn add_builtin(&mut self, spec: ToolSpec) {
+        debug_assert!(RESERVED_NAMES.contains(&spec.name.as_str()));
+        let validator = jsonschema::validator_for(&spec.parameters)
+            .expect("built-in tool schemas are valid JSON Schema");
+        self.tools.insert(
+            spec.name.clone(),
+            Arc::new(Tool {
+                spec,
+                plugin: None,
+                validator: Arc::new(validator),
+                serial: tokio::sync::Mutex::new(()),
+            }),
+        );
     }
 
     /// The loaded name closest to `name`, for "did you mean" hints.
@@ -221,7 +239,10 @@ pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry,
             .iter()
             .find(|(s, _)| registry.tools.contains_key(&s.name))
         {
-            let other = registry.tools[&spec.name].plugin.path().to_path_buf();
+            let other = registry.tools[&spec.name]
+                .plugin()
+                .map(|p| p.path().to_path_buf())
+                .unwrap_or_default();
             errors.push(fail(LoadErrorReason::DuplicateTool {
                 tool: spec.name.clone(),
                 other,
@@ -233,7 +254,7 @@ pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry,
                 Entry::Vacant(slot) => {
                     slot.insert(Arc::new(Tool {
                         spec,
-                        plugin: plugin.clone(),
+                        plugin: Some(plugin.clone()),
                         validator: Arc::new(validator),
                         serial: tokio::sync::Mutex::new(()),
                     }));

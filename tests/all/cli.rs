@@ -177,3 +177,36 @@ fn arguments_come_from_a_file_or_stdin_and_context_from_flags() {
     );
     assert_eq!(stdout_json(&out)["context"]["tenant"], "acme");
 }
+
+#[test]
+fn plan_runs_the_example_with_waves_references_and_a_skip() {
+    let dir = plugin_dir(SAMPLES);
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/plans/report.json");
+    let dry = corral(dir.path(), &["plan", example, "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert_eq!(text.lines().count(), 3, "three waves: {text}");
+    assert!(
+        text.starts_with("wave 0: words (word_count), digest (sha256), broken"),
+        "{text}"
+    );
+
+    let out = corral(dir.path(), &["plan", example, "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a skipped step makes the exit code 1"
+    );
+    let json = stdout_json(&out);
+    assert_eq!(json["status"], "partial");
+    let steps = json["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 4, "only output_steps are reported");
+    assert_eq!(steps[0]["output"]["result"], 71.0 / 11.0);
+    assert_eq!(
+        steps[3]["error"]["message"],
+        "Skipped because dependency 'broken' failed"
+    );
+
+    let dot = corral(dir.path(), &["plan", example, "--dot"]);
+    assert!(String::from_utf8_lossy(&dot.stdout).contains("\"words\" -> \"ratio\";"));
+}

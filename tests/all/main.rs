@@ -9,5 +9,6 @@ mod cli;
 mod host_api;
 mod hostile;
 mod loading;
+mod plans;
 mod samples;
 mod support;

@@ -29,6 +29,7 @@ async fn every_sample_tool_is_described_for_a_model() {
             "base64_decode",
             "base64_encode",
             "evaluate",
+            "execute_tool_plan",
             "json_query",
             "json_stats",
             "regex_extract",

@@ -12,7 +12,7 @@ use super::{GlobalArgs, print_json};
 /// Show one tool's description, metadata and argument schema.
 ///
 /// `--json` prints `{"name", "description", "parameters", "metadata",
-/// "plugin": {"name", "path", "sha256"}}`.
+/// "plugin": {"name", "path", "sha256"} | null}` (`null` for a built-in tool).
 #[derive(Args, Debug)]
 pub struct DescribeCmd {
     /// The tool name, as `corral list` shows it
@@ -44,11 +44,11 @@ impl DescribeCmd {
                 "description": spec.description,
                 "parameters": spec.parameters,
                 "metadata": spec.metadata,
-                "plugin": {
-                    "name": plugin.name(),
-                    "path": plugin.path(),
-                    "sha256": plugin.sha256(),
-                },
+                "plugin": plugin.map(|p| json!({
+                    "name": p.name(),
+                    "path": p.path(),
+                    "sha256": p.sha256(),
+                })),
             }))?;
             return Ok(ExitCode::SUCCESS);
         }
@@ -56,12 +56,13 @@ impl DescribeCmd {
         println!("{}", spec.name);
         println!("  {}", spec.description);
         println!();
-        println!(
-            "plugin:            {} ({})",
-            plugin.name(),
-            plugin.path().display()
-        );
-        println!("sha256:            {}", plugin.sha256());
+        match plugin {
+            Some(p) => {
+                println!("plugin:            {} ({})", p.name(), p.path().display());
+                println!("sha256:            {}", p.sha256());
+            }
+            None => println!("plugin:            (built into corral)"),
+        }
         println!("category:          {}", m.category);
         println!("keywords:          {}", m.keywords.join(", "));
         println!("version:           {}", m.version);

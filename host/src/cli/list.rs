@@ -29,7 +29,7 @@ impl ListCmd {
                     json!({
                         "name": t.spec().name,
                         "description": t.spec().description,
-                        "plugin": t.plugin().name(),
+                        "plugin": t.plugin().map(|p| p.name()),
                         "category": t.spec().metadata.category,
                         "metadata": t.spec().metadata,
                     })
@@ -48,7 +48,7 @@ impl ListCmd {
             .map(|t| {
                 [
                     t.spec().name.clone(),
-                    t.plugin().name().to_string(),
+                    t.plugin().map_or("(built-in)", |p| p.name()).to_string(),
                     t.spec().metadata.category.clone(),
                     first_sentence(&t.spec().description, 70),
                 ]

@@ -3,6 +3,7 @@
 mod call;
 mod describe;
 mod list;
+mod plan;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -112,6 +113,8 @@ enum Command {
     Describe(describe::DescribeCmd),
     /// Call a tool inside the sandbox
     Call(call::CallCmd),
+    /// Run a plan of tool calls in parallel waves (`execute_tool_plan`)
+    Plan(plan::PlanCmd),
 }
 
 fn init_logging(verbose: u8) {
@@ -149,6 +152,7 @@ pub fn main() -> ExitCode {
             Command::List(cmd) => cmd.run(&cli.global).await,
             Command::Describe(cmd) => cmd.run(&cli.global).await,
             Command::Call(cmd) => cmd.run(&cli.global).await,
+            Command::Plan(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {

@@ -1,0 +1,196 @@
+//! `execute_tool_plan`: the built-in meta-tool, through `Host::call` like any
+//! tool, on the sample tools and fixtures (reference 001).
+
+use corral::{CallError, CallOptions, Host};
+use serde_json::{Value, json};
+
+use crate::support::{HOSTILE, SAMPLES, host, plugin_dir};
+
+async fn hosts() -> (tempfile::TempDir, Host) {
+    let dir = plugin_dir(&[SAMPLES, &[HOSTILE]].concat());
+    let host = host(dir.path()).await;
+    (dir, host)
+}
+
+async fn run(host: &Host, plan: Value) -> Result<Value, CallError> {
+    host.call(
+        "execute_tool_plan",
+        &plan.to_string(),
+        &CallOptions::default(),
+    )
+    .await
+    .map(|out| out.json.expect("plan results are JSON"))
+}
+
+fn step<'a>(result: &'a Value, id: &str) -> &'a Value {
+    result["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id} in {result}"))
+}
+
+#[tokio::test]
+async fn the_plan_tool_is_listed_and_reserved() {
+    let (_dir, host) = hosts().await;
+    let tool = host.tool("execute_tool_plan").expect("built in");
+    assert!(tool.plugin().is_none());
+    assert_eq!(tool.spec().parameters["required"], json!(["steps"]));
+}
+
+#[tokio::test]
+async fn references_carry_data_across_three_waves() {
+    let (_dir, host) = hosts().await;
+    let result = run(
+        &host,
+        json!({"steps": [
+            {"id": "count", "tool": "word_count", "arguments": "{\"text\": \"one two three\"}"},
+            {"id": "double", "tool": "evaluate", "arguments": {"expression": "$ref:count.words * 2"}},
+            {"id": "stats", "tool": "statistics", "arguments": {"values": ["$ref:count.words", "$ref:double.result"]}},
+            {"id": "whole", "tool": "json_stats", "arguments": {"document": "$ref:count"}},
+            {"id": "text", "tool": "echo", "arguments": {"text": "$ref:count.words words, $ref:count.missing"}}
+        ]}),
+    )
+    .await
+    .expect("plan runs");
+    assert_eq!(result["status"], "succeeded");
+    assert_eq!(
+        result["waves"],
+        json!([["count"], ["double", "whole", "text"], ["stats"]])
+    );
+    assert_eq!(step(&result, "double")["output"]["result"], 6);
+    assert_eq!(step(&result, "stats")["output"]["mean"], 4.5);
+    // A whole JSON object is inserted as structured JSON.
+    assert_eq!(step(&result, "whole")["output"]["numbers"], 4);
+    // Embedded references interpolate as text; a missing field is null.
+    assert_eq!(step(&result, "text")["output"]["echo"], "3 words, null");
+    assert!(step(&result, "count")["duration_ms"].as_f64().expect("ms") > 0.0);
+}
+
+#[tokio::test]
+async fn failures_skip_dependents_and_independent_steps_still_run() {
+    let (_dir, host) = hosts().await;
+    let result = run(
+        &host,
+        json!({"steps": [
+            {"id": "s1", "tool": "fail", "arguments": {"message": "flaky"}},
+            {"id": "s2", "tool": "echo", "arguments": {"text": "reliable"}},
+            {"id": "s3", "tool": "echo", "arguments": {"text": "$ref:s1.echo"}},
+            {"id": "s4", "tool": "echo", "arguments": {"text": "$ref:s3"}}
+        ], "output_steps": ["s2", "s3", "s4", "s1"]}),
+    )
+    .await
+    .expect("a plan with failures is still a result");
+    assert_eq!(result["status"], "partial");
+    let ids: Vec<&str> = result["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["s2", "s3", "s4", "s1"], "output_steps order");
+    assert_eq!(step(&result, "s2")["output"]["echo"], "reliable");
+    assert_eq!(step(&result, "s1")["status"], "failed");
+    assert_eq!(step(&result, "s1")["error"]["kind"], "tool_failed");
+    assert_eq!(
+        step(&result, "s3")["error"],
+        json!({"kind": "skipped", "message": "Skipped because dependency 's1' failed"})
+    );
+    assert_eq!(
+        step(&result, "s4")["error"]["message"],
+        "Skipped because dependency 's3' failed"
+    );
+}
+
+#[tokio::test]
+async fn output_steps_filter_the_result() {
+    let (_dir, host) = hosts().await;
+    let result = run(
+        &host,
+        json!({"steps": [
+            {"id": "a", "tool": "sha256", "arguments": {"text": "abc"}},
+            {"id": "b", "tool": "base64_encode", "arguments": {"text": "$ref:a.sha256"}}
+        ], "output_steps": ["b"]}),
+    )
+    .await
+    .expect("runs");
+    assert_eq!(result["steps"].as_array().expect("steps").len(), 1);
+    assert_eq!(step(&result, "b")["status"], "succeeded");
+}
+
+#[tokio::test]
+async fn substituted_arguments_are_validated_against_the_schema() {
+    let (_dir, host) = hosts().await;
+    let result = run(
+        &host,
+        json!({"steps": [
+            {"id": "n", "tool": "word_count", "arguments": {"text": "a b"}},
+            {"id": "bad", "tool": "slugify", "arguments": {"text": "$ref:n.words"}}
+        ]}),
+    )
+    .await
+    .expect("runs");
+    let bad = step(&result, "bad");
+    assert_eq!(bad["error"]["kind"], "invalid_arguments");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .expect("msg")
+            .contains("`/text`: 2 is not of type")
+    );
+}
+
+#[tokio::test]
+async fn invalid_plans_name_every_problem_and_run_nothing() {
+    let (_dir, host) = hosts().await;
+    let err = run(
+        &host,
+        json!({"steps": [
+            {"id": "a", "tool": "counter", "arguments": {}},
+            {"id": "loop1", "tool": "echo", "arguments": {"text": "$ref:loop2"}},
+            {"id": "loop2", "tool": "echo", "arguments": {"text": "$ref:loop1"}},
+            {"id": "inner", "tool": "execute_tool_plan", "arguments": {"steps": []}},
+            {"id": "x", "tool": "no_such_tool"}
+        ], "output_steps": ["nope"]}),
+    )
+    .await
+    .unwrap_err();
+    let CallError::InvalidArguments { tool, problems, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(tool, "execute_tool_plan");
+    for expected in [
+        "step `inner`: a plan cannot call `execute_tool_plan`",
+        "step `x`: unknown tool `no_such_tool`",
+        "output_steps: `nope` is not a step",
+        "dependency cycle: loop1 -> loop2 -> loop1",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.starts_with(expected)),
+            "{expected}: {problems:#?}"
+        );
+    }
+    // The schema catches shape errors first.
+    let err = run(&host, json!({"steps": [{"id": "a"}]}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("\"tool\" is a required property"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn context_reaches_every_step() {
+    let (_dir, host) = hosts().await;
+    let mut options = CallOptions::default();
+    options.context.insert("tenant", "acme");
+    let plan = json!({"steps": [{"id": "c", "tool": "context_echo"}]});
+    let out = host
+        .call("execute_tool_plan", &plan.to_string(), &options)
+        .await
+        .expect("runs");
+    let json = out.json.expect("json");
+    assert_eq!(step(&json, "c")["output"]["context"]["tenant"], "acme");
+}
