@@ -3,7 +3,7 @@
 //! a whole, sorted into waves, run wave by wave with the steps of a wave in
 //! parallel, failing forward, returning only the `output_steps`.
 //!
-//! - [`reference`]: `$ref` syntax and insertion rules;
+//! - [`reference`](mod@reference): `$ref` syntax and insertion rules;
 //! - [`graph`]: dependencies, Kahn waves, cycles, DOT;
 //! - [`execute`]: running a validated plan on a [`Host`](crate::Host).
 
