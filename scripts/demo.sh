@@ -22,6 +22,12 @@ run call sha256 '{"text": "abc"}' --json
 run call statistics '{"values": [3, 1, 4, 1, 5, 9, 2, 6]}'
 
 echo
+echo "==> a plan: seven calls in one round trip, three parallel waves, \$ref data flow,"
+echo "    and a failed step whose dependent is skipped (fail-forward, exit code 1):"
+run plan examples/plans/report.json --dry-run
+run plan examples/plans/report.json
+
+echo
 echo "==> invalid arguments are rejected before any guest code runs (exit code 1):"
 run call regex_extract '{"text": "a1 b2", "pattern": 42}'
 

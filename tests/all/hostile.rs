@@ -196,6 +196,7 @@ async fn environment_and_arguments_are_empty() {
     for (_, value) in host_vars.iter().filter(|(_, v)| v.len() > 8) {
         assert!(!out.text.contains(value.as_str()), "a host value leaked");
     }
+    assert_still_serves(&host).await;
 }
 
 #[tokio::test]
