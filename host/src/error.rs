@@ -212,6 +212,9 @@ pub enum LoadErrorReason {
         /// The plugin that keeps the name (loaded first, in file-name order).
         other: PathBuf,
     },
+    /// `pipelines.json` cannot be read as pipeline definitions.
+    #[error("invalid pipelines file: {0}")]
+    InvalidPipelines(String),
     /// The plugin describes no tools at all.
     #[error("describes no tools; a plugin must provide at least one")]
     NoTools,

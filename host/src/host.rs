@@ -17,8 +17,10 @@ use crate::engine::Engine;
 use crate::error::{CallError, HostError, LoadError};
 use crate::limits::{Limits, PoolConfig};
 use crate::loader;
+use crate::pipeline::{self, ErrorStrategy, Pipeline};
+use crate::plan::reference::Output;
 use crate::plan::{self, PLAN_TOOL, Plan, PlanLimits};
-use crate::resolver::{self, Registry, Tool};
+use crate::resolver::{self, Provider, Registry, Tool};
 use crate::sandbox::{self, ApprovalSetup, Op, OpResult, RunSetup, SandboxState};
 use crate::spec::{Latency, ReturnBehavior, ToolMetadata, ToolSpec};
 
@@ -133,6 +135,7 @@ impl HostBuilder {
         let (described, mut load_errors) =
             loader::load_files(&engine, &linker, &self.cache, files, &self.describe_limits).await;
         let (mut registry, resolve_errors) = resolver::resolve(described);
+        load_errors.extend(resolve_errors);
         registry.add_builtin(ToolSpec {
             name: PLAN_TOOL.to_string(),
             description: Plan::DESCRIPTION.to_string(),
@@ -148,7 +151,15 @@ impl HostBuilder {
                 return_behavior: ReturnBehavior::ToLlm,
             },
         });
-        load_errors.extend(resolve_errors);
+        if let Some(dir) = &self.plugin_dir {
+            match pipeline::read(dir) {
+                Ok(pipelines) => {
+                    let path = dir.join(pipeline::PIPELINES_FILE);
+                    load_errors.extend(registry.add_pipelines(&path, pipelines));
+                }
+                Err(err) => load_errors.push(err),
+            }
+        }
         load_errors.sort_by(|a, b| a.path.cmp(&b.path));
         for err in &load_errors {
             tracing::error!("plugin not loaded: {err}");
@@ -334,6 +345,53 @@ impl Host {
         ))
     }
 
+    /// Runs a pipeline's steps in order (see [`pipeline`]). Boxed for the same
+    /// reason as [`Host::run_plan`]: its steps are calls.
+    fn run_pipeline<'a>(
+        &'a self,
+        name: &'a str,
+        pipeline: &'a Pipeline,
+        input: &'a Value,
+        options: &'a CallOptions,
+        started: Instant,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<CallOutput, CallError>> + Send + 'a>,
+    > {
+        Box::pin(async move {
+            let mut prev: Option<Output> = None;
+            let mut last: Result<CallOutput, CallError> = Err(CallError::Internal {
+                tool: name.to_string(),
+                message: "the pipeline has no steps".into(),
+            });
+            let mut fuel = 0;
+            for (i, step) in pipeline.steps.iter().enumerate() {
+                let arguments = pipeline::step_arguments(step, i, input, prev.as_ref());
+                last = self.call(&step.tool, &arguments.to_string(), options).await;
+                let is_last = i + 1 == pipeline.steps.len();
+                match &last {
+                    Ok(out) => {
+                        fuel += out.fuel_consumed;
+                        if !is_last {
+                            prev = Some(pipeline::adapt(step, Output::from_text(&out.text)));
+                        }
+                    }
+                    Err(err) => {
+                        if pipeline.error_strategy == ErrorStrategy::FailFast || is_last {
+                            return Err(pipeline::step_error(name, i, &step.tool, err.clone()));
+                        }
+                        prev = Some(Output::Text(err.llm_text()));
+                    }
+                }
+            }
+            last.map(|out| CallOutput {
+                tool: name.to_string(),
+                duration: started.elapsed(),
+                fuel_consumed: fuel,
+                ..out
+            })
+        })
+    }
+
     async fn run_builtin(
         &self,
         name: &str,
@@ -383,8 +441,14 @@ impl Host {
             ]));
         }
         tool.validate_arguments(&value).map_err(invalid)?;
-        let Some(plugin) = tool.plugin() else {
-            return self.run_builtin(name, &value, options, started).await;
+        let plugin = match tool.provider() {
+            Provider::Plugin(plugin) => plugin,
+            Provider::Builtin => return self.run_builtin(name, &value, options, started).await,
+            Provider::Pipeline(pipeline) => {
+                return self
+                    .run_pipeline(name, pipeline, &value, options, started)
+                    .await;
+            }
         };
 
         let limits = options.limits.unwrap_or(self.inner.limits);

@@ -11,6 +11,7 @@
 //! - [`host`]: the [`Host`] API: look up, validate arguments, run, classify;
 //! - [`sandbox`]: the store, WASI context, limits and host imports of one call;
 //! - [`plan`]: the built-in `execute_tool_plan`: `$ref`s, waves, fail-forward;
+//! - [`pipeline`]: tools chained into one compound tool (`pipelines.json`);
 //! - [`approval`]: answers to a guest's `request-approval`;
 //! - [`limits`], [`engine`]: the knobs and the wasmtime engine behind them;
 //! - [`spec`], [`call`], [`error`]: the data that goes in and out.
@@ -37,6 +38,7 @@ pub mod error;
 pub mod host;
 pub mod limits;
 pub mod loader;
+pub mod pipeline;
 pub mod plan;
 pub mod resolver;
 pub mod sandbox;

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::error::{LoadError, LoadErrorReason};
 use crate::loader::Plugin;
+use crate::pipeline::Pipeline;
 use crate::spec::{RawSpec, ToolSpec};
 
 /// Longest tool name accepted.
@@ -35,17 +36,27 @@ pub const RESERVED_NAMES: &[&str] = &["execute_tool_plan"];
 /// arguments.
 pub struct Tool {
     spec: ToolSpec,
-    plugin: Option<Arc<Plugin>>,
+    provider: Provider,
     validator: Arc<jsonschema::Validator>,
     /// Held during a call when the tool is not parallelizable.
     pub(crate) serial: tokio::sync::Mutex<()>,
+}
+
+/// What runs when a tool is called.
+pub(crate) enum Provider {
+    /// A plugin's component.
+    Plugin(Arc<Plugin>),
+    /// A tool built into corral (`execute_tool_plan`).
+    Builtin,
+    /// A pipeline from `pipelines.json`.
+    Pipeline(Arc<Pipeline>),
 }
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tool")
             .field("name", &self.spec.name)
-            .field("plugin", &self.plugin.as_ref().map(|p| p.path()))
+            .field("plugin", &self.plugin().map(|p| p.path()))
             .finish()
     }
 }
@@ -56,9 +67,25 @@ impl Tool {
         &self.spec
     }
 
-    /// The plugin that provides the tool; `None` for a built-in tool.
+    /// The plugin that provides the tool; `None` for a built-in tool or a
+    /// pipeline.
     pub fn plugin(&self) -> Option<&Plugin> {
-        self.plugin.as_deref()
+        match &self.provider {
+            Provider::Plugin(plugin) => Some(plugin),
+            _ => None,
+        }
+    }
+
+    /// The pipeline behind the tool, if it is one.
+    pub fn pipeline(&self) -> Option<&Pipeline> {
+        match &self.provider {
+            Provider::Pipeline(pipeline) => Some(pipeline),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn provider(&self) -> &Provider {
+        &self.provider
     }
 
     pub(crate) fn validator(&self) -> &Arc<jsonschema::Validator> {
@@ -107,6 +134,75 @@ impl Registry {
         self.tools.values()
     }
 
+    /// Registers the pipelines of `path` after the plugins: each is checked
+    /// like a described spec, its steps must call plugin tools, and a name
+    /// already taken fails that pipeline only.
+    pub(crate) fn add_pipelines(
+        &mut self,
+        path: &std::path::Path,
+        pipelines: Vec<Pipeline>,
+    ) -> Vec<LoadError> {
+        let mut errors = Vec::new();
+        for pipeline in pipelines {
+            let fail = |reason| LoadError {
+                path: path.to_path_buf(),
+                reason,
+            };
+            let raw = RawSpec {
+                name: pipeline.name.clone(),
+                description: pipeline.description.clone(),
+                parameters: pipeline.parameters.to_string(),
+                metadata: crate::spec::ToolMetadata {
+                    category: "pipeline".into(),
+                    keywords: Vec::new(),
+                    version: String::new(),
+                    idempotent: false,
+                    parallelizable: true,
+                    latency: crate::spec::Latency::Medium,
+                    requires_approval: false,
+                    return_behavior: crate::spec::ReturnBehavior::ToLlm,
+                },
+            };
+            let (spec, validator) = match check_spec(raw) {
+                Ok(checked) => checked,
+                Err(reason) => {
+                    errors.push(fail(reason));
+                    continue;
+                }
+            };
+            if let Some(existing) = self.tools.get(&spec.name) {
+                errors.push(fail(LoadErrorReason::DuplicateTool {
+                    tool: spec.name.clone(),
+                    other: existing
+                        .plugin()
+                        .map(|p| p.path().to_path_buf())
+                        .unwrap_or_else(|| path.to_path_buf()),
+                }));
+                continue;
+            }
+            let tools = &self.tools;
+            if let Err(problem) =
+                pipeline.check_steps(|t| tools.get(t).is_some_and(|tool| tool.plugin().is_some()))
+            {
+                errors.push(fail(LoadErrorReason::InvalidSpec {
+                    tool: spec.name.clone(),
+                    problem,
+                }));
+                continue;
+            }
+            self.tools.insert(
+                spec.name.clone(),
+                Arc::new(Tool {
+                    spec,
+                    provider: Provider::Pipeline(Arc::new(pipeline)),
+                    validator: Arc::new(validator),
+                    serial: tokio::sync::Mutex::new(()),
+                }),
+            );
+        }
+        errors
+    }
+
     /// Registers a built-in tool. Its name must be one of [`RESERVED_NAMES`],
     /// which no plugin can take.
     pub(crate) fn add_builtin(&mut self, spec: ToolSpec) {
@@ -117,7 +213,7 @@ impl Registry {
             spec.name.clone(),
             Arc::new(Tool {
                 spec,
-                plugin: None,
+                provider: Provider::Builtin,
                 validator: Arc::new(validator),
                 serial: tokio::sync::Mutex::new(()),
             }),
@@ -254,7 +350,7 @@ pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry,
                 Entry::Vacant(slot) => {
                     slot.insert(Arc::new(Tool {
                         spec,
-                        plugin: Some(plugin.clone()),
+                        provider: Provider::Plugin(plugin.clone()),
                         validator: Arc::new(validator),
                         serial: tokio::sync::Mutex::new(()),
                     }));

@@ -9,6 +9,7 @@ mod cli;
 mod host_api;
 mod hostile;
 mod loading;
+mod pipelines;
 mod plans;
 mod samples;
 mod support;
