@@ -21,4 +21,6 @@ mkdir -p plugins
 for name in "${SAMPLES[@]}"; do
   cp "target/guests/wasm32-wasip2/release/${name}.wasm" "plugins/${name}.wasm"
 done
+# The example pipelines are compound tools over the sample tools.
+cp examples/pipelines/pipelines.json plugins/pipelines.json
 echo "==> plugins/: $(ls plugins | tr '\n' ' ')"

@@ -28,6 +28,10 @@ run plan examples/plans/report.json --dry-run
 run plan examples/plans/report.json
 
 echo
+echo "==> a pipeline from plugins/pipelines.json: slugify, then hash the slug, one call:"
+run call slug_fingerprint '{"title": "Hello, Wörld"}'
+
+echo
 echo "==> invalid arguments are rejected before any guest code runs (exit code 1):"
 run call regex_extract '{"text": "a1 b2", "pattern": 42}'
 
