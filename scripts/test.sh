@@ -7,5 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/build-guests.sh
+# The CLI tests run the `corral` binary; `cargo test` alone builds only its
+# test harness.
+echo "==> cargo build (the corral binary)"
+cargo build --locked -p corral --bins
 echo "==> cargo test"
 cargo test --locked
