@@ -23,20 +23,28 @@ fuzz_target!(|data: &[u8]| {
         let mut wave_of = HashMap::new();
         for (w, wave) in plan.waves().iter().enumerate() {
             for id in wave {
-                assert!(wave_of.insert(id.clone(), w).is_none(), "step {id} in two waves");
+                assert!(
+                    wave_of.insert(id.clone(), w).is_none(),
+                    "step {id} in two waves"
+                );
             }
         }
         assert_eq!(wave_of.len(), plan.steps().len(), "every step is in a wave");
         let ids = plan.graph().ids();
         for (i, id) in ids.iter().enumerate() {
             for &d in plan.graph().deps(i) {
-                assert!(wave_of[&ids[d]] < wave_of[id], "{id} runs before its dependency");
+                assert!(
+                    wave_of[&ids[d]] < wave_of[id],
+                    "{id} runs before its dependency"
+                );
             }
         }
         let _ = plan.to_dot();
         for step in plan.steps() {
             let _ = reference::substitute(&step.arguments, &|id| {
-                Some(Output::from_text(&format!("{{\"id\": \"{id}\", \"n\": [1, 2]}}")))
+                Some(Output::from_text(&format!(
+                    "{{\"id\": \"{id}\", \"n\": [1, 2]}}"
+                )))
             });
         }
     }

@@ -194,3 +194,35 @@ async fn context_reaches_every_step() {
     let json = out.json.expect("json");
     assert_eq!(step(&json, "c")["output"]["context"]["tenant"], "acme");
 }
+
+#[tokio::test]
+async fn the_plan_deadline_bounds_every_step() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = corral::Host::builder()
+        .plugin_dir(dir.path())
+        .pool(crate::support::pool())
+        .cache(crate::support::cache())
+        .plan_limits(corral::plan::PlanLimits {
+            deadline_ms: 300,
+            ..Default::default()
+        })
+        .build()
+        .await
+        .expect("host");
+    let started = std::time::Instant::now();
+    let result = run(
+        &host,
+        json!({"steps": [
+            {"id": "slow", "tool": "sleep", "arguments": {"ms": 60000}},
+            {"id": "after", "tool": "echo", "arguments": {"text": "$ref:slow.slept_ms"}}
+        ]}),
+    )
+    .await
+    .expect("a plan past its deadline still returns a result");
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "the hour-long step was cut short"
+    );
+    assert_eq!(step(&result, "slow")["error"]["kind"], "timeout");
+    assert_eq!(step(&result, "after")["status"], "skipped");
+}
