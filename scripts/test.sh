@@ -12,4 +12,10 @@ scripts/build-guests.sh
 echo "==> cargo build (the corral binary)"
 cargo build --locked -p corral --bins
 echo "==> cargo test"
-cargo test --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --locked 2>&1 | tee "$log"
+# One closing line over every test binary (cargo prints one per binary, and the
+# last ones are doc-test binaries with nothing to run).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
