@@ -385,6 +385,8 @@ impl Host {
             }
             last.map(|out| CallOutput {
                 tool: name.to_string(),
+                // Pipelines are declared to_llm, whatever their last step says.
+                return_behavior: ReturnBehavior::ToLlm,
                 duration: started.elapsed(),
                 fuel_consumed: fuel,
                 ..out
