@@ -312,13 +312,13 @@ impl Host {
         result
     }
 
-    /// Validates and runs a plan.
+    /// Validates plan JSON text against the plan rules and the loaded tools.
     ///
     /// # Errors
     /// [`PlanError`](crate::plan::PlanError) as
     /// [`CallError::InvalidArguments`] naming each problem.
-    pub fn validate_plan(&self, plan: &Value) -> Result<Plan, CallError> {
-        Plan::from_value(plan.clone(), &self.inner.plan_limits, |t| {
+    pub fn validate_plan(&self, plan: &str) -> Result<Plan, CallError> {
+        Plan::parse(plan, &self.inner.plan_limits, |t| {
             self.inner.registry.get(t).is_some()
         })
         .map_err(|err| CallError::InvalidArguments {
@@ -397,7 +397,7 @@ impl Host {
     async fn run_builtin(
         &self,
         name: &str,
-        arguments: &Value,
+        arguments: &str,
         options: &CallOptions,
         started: Instant,
     ) -> Result<CallOutput, CallError> {
@@ -445,7 +445,7 @@ impl Host {
         tool.validate_arguments(&value).map_err(invalid)?;
         let plugin = match tool.provider() {
             Provider::Plugin(plugin) => plugin,
-            Provider::Builtin => return self.run_builtin(name, &value, options, started).await,
+            Provider::Builtin => return self.run_builtin(name, arguments, options, started).await,
             Provider::Pipeline(pipeline) => {
                 return self
                     .run_pipeline(name, pipeline, &value, options, started)

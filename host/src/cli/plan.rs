@@ -44,13 +44,11 @@ impl PlanCmd {
             std::fs::read_to_string(&self.plan)
                 .with_context(|| format!("cannot read the plan file {}", self.plan))?
         };
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .with_context(|| format!("the plan {} is not JSON", self.plan))?;
         let host = global.host().await?;
-        let plan = match host.validate_plan(&value) {
+        let plan = match host.validate_plan(&text) {
             Ok(plan) => plan,
             Err(err) => {
-                eprintln!("{}", err.llm_text());
+                eprintln!("{}: {}", self.plan, err.llm_text());
                 return Ok(ExitCode::from(EXIT_TOOL_FAILED));
             }
         };

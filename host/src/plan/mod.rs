@@ -140,18 +140,6 @@ impl Plan {
         Self::from_raw(raw, limits, is_tool)
     }
 
-    /// [`Plan::parse`] for a plan already parsed as JSON.
-    ///
-    /// # Errors
-    /// As [`Plan::parse`].
-    pub fn from_value(
-        value: Value,
-        limits: &PlanLimits,
-        is_tool: impl Fn(&str) -> bool,
-    ) -> Result<Plan, PlanError> {
-        Self::parse(&value.to_string(), limits, is_tool)
-    }
-
     fn from_raw(
         raw: RawPlan,
         limits: &PlanLimits,
