@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SAMPLES=(text math json encode)
+SAMPLES=(text math json encode notes)
 
 if ! rustup target list --installed | grep -qx wasm32-wasip2; then
   echo "==> installing the wasm32-wasip2 target"

@@ -44,3 +44,16 @@ printf '{"text": "%s"}' "$(yes 'lorem ipsum dolor sit amet.' | head -n 20000 | t
 run --fuel 2000000 call word_count "@$big"
 run --memory-mib 1 call sha256 '{"text": "too little memory to even start"}'
 run call word_count "@$big"
+
+echo
+echo "==> approval gates: notes_delete requires approval. With no reviewer the call is a"
+echo "    configuration error (exit code 2), never a silent run:"
+run call notes_delete '{"name": "taxes"}'
+echo
+echo "==> a rules file a human wrote decides (examples/approvals/rules.toml), and every"
+echo "    decision is appended to an audit log:"
+audit=$(mktemp -d)
+trap 'rm -rf "$big" "$audit"' EXIT
+run call notes_delete '{"name": "taxes"}' --approve rules:examples/approvals/rules.toml --audit-log "$audit/audit.jsonl"
+step "cat audit.jsonl"
+cat "$audit/audit.jsonl"

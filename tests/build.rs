@@ -18,6 +18,7 @@ const GUESTS: &[&str] = &[
     "math",
     "json",
     "encode",
+    "notes",
 ];
 
 fn main() {

@@ -46,8 +46,9 @@ impl CallContext {
         self.0.is_empty()
     }
 
-    pub(crate) fn to_pairs(&self) -> Vec<(String, String)> {
-        self.0.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    /// The pairs, sorted by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 }
 
@@ -65,8 +66,10 @@ impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for CallContext {
 /// host's limits and drops progress messages (they are still logged).
 #[derive(Clone, Default)]
 pub struct CallOptions {
-    /// Context passed to the guest. Until per-plugin policies exist every key is
-    /// passed.
+    /// Context of this call, merged over the host's context (this call's values
+    /// win) and filtered by each plugin's
+    /// [`ContextPolicy`](crate::context::ContextPolicy) before it reaches the
+    /// guest.
     pub context: CallContext,
     /// Limits for this call instead of the host's; still checked against the pool.
     pub limits: Option<Limits>,

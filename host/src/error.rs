@@ -113,6 +113,18 @@ pub enum CallError {
         /// The trap and, when the guest printed one, its panic message.
         message: String,
     },
+    /// The host is configured so that the call cannot be decided: the tool needs
+    /// approval but no reviewer is configured, the reviewer cannot work (no
+    /// terminal), or the audit log cannot be written (reference 000's
+    /// configuration error). Logged at ERROR; fix the configuration, not the
+    /// arguments.
+    #[error("configuration error for tool `{tool}`: {message}")]
+    Configuration {
+        /// The tool.
+        tool: String,
+        /// What is missing and how to fix it.
+        message: String,
+    },
     /// The host could not set up the sandbox (for example the instance pool is
     /// misconfigured). Not the tool's fault.
     #[error("corral could not run tool `{tool}`: {message}")]
@@ -128,7 +140,7 @@ impl CallError {
     /// A stable, snake_case name of the error class: `unknown_tool`,
     /// `invalid_arguments`, `tool_failed`, `rejected`, `out_of_fuel`, `timeout`,
     /// `memory_limit`, `stack_overflow`, `output_too_large`, `trapped`,
-    /// `internal`.
+    /// `configuration`, `internal`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::UnknownTool { .. } => "unknown_tool",
@@ -141,6 +153,7 @@ impl CallError {
             Self::StackOverflow { .. } => "stack_overflow",
             Self::OutputTooLarge { .. } => "output_too_large",
             Self::Trapped { .. } => "trapped",
+            Self::Configuration { .. } => "configuration",
             Self::Internal { .. } => "internal",
         }
     }

@@ -2,17 +2,22 @@
 //! resolved tools, and runs calls: parse, validate against the schema, wait for
 //! a pool slot, run in a fresh sandbox, classify the outcome, log it.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use wasmtime::component::Linker;
 
-use crate::approval::GuestApprovals;
+use crate::approval::gate::{Gatekeeper, Verdict};
+use crate::approval::standing::StandingApprovals;
+use crate::approval::{Gate, ReviewRequest, Reviewer};
+use crate::audit::AuditLog;
 use crate::cache::ComponentCache;
-use crate::call::{CallOptions, CallOutput};
+use crate::call::{CallContext, CallOptions, CallOutput};
+use crate::context::{self, ContextPolicy};
 use crate::engine::Engine;
 use crate::error::{CallError, HostError, LoadError};
 use crate::limits::{Limits, PoolConfig};
@@ -31,19 +36,26 @@ const LOG_PREVIEW_CHARS: usize = 200;
 /// Configures and builds a [`Host`].
 ///
 /// Defaults: no plugin directory (no tools), [`Limits::default`] for calls and
-/// for `describe`,
-/// [`PoolConfig::default`], the per-user component cache
-/// ([`ComponentCache::user_default`]), and guest approval requests answered
-/// with continue ([`GuestApprovals::new`]).
+/// for `describe`, [`PoolConfig::default`], [`PlanLimits::default`], the
+/// per-user component cache ([`ComponentCache::user_default`]); for approval
+/// gates no reviewer (a gated call fails with a configuration error), standing
+/// approvals in memory only, no audit log, a review timeout of
+/// [`DEFAULT_REVIEW_TIMEOUT`](crate::approval::DEFAULT_REVIEW_TIMEOUT) and no tools marked as requiring approval beyond
+/// their specs; for context no host-level pairs and, for every plugin,
+/// [`ContextPolicy::default`] (no key crosses).
 #[derive(Debug, Clone)]
 pub struct HostBuilder {
     plugin_dir: Option<PathBuf>,
     limits: Limits,
     pool: PoolConfig,
     cache: ComponentCache,
-    approvals: GuestApprovals,
     describe_limits: Limits,
     plan_limits: PlanLimits,
+    gate: Gatekeeper,
+    required: BTreeSet<String>,
+    context: CallContext,
+    context_policies: HashMap<String, ContextPolicy>,
+    default_context_policy: ContextPolicy,
 }
 
 impl Default for HostBuilder {
@@ -53,9 +65,13 @@ impl Default for HostBuilder {
             limits: Limits::default(),
             pool: PoolConfig::default(),
             cache: ComponentCache::user_default(),
-            approvals: GuestApprovals::new(),
             describe_limits: Limits::default(),
             plan_limits: PlanLimits::default(),
+            gate: Gatekeeper::default(),
+            required: BTreeSet::new(),
+            context: CallContext::new(),
+            context_policies: HashMap::new(),
+            default_context_policy: ContextPolicy::default(),
         }
     }
 }
@@ -105,10 +121,75 @@ impl HostBuilder {
         self
     }
 
-    /// Answers to guest approval requests.
+    /// The reviewer that decides gated calls (both gates). Default: none, so a
+    /// gated call fails with
+    /// [`CallError::Configuration`].
     #[must_use]
-    pub fn guest_approvals(mut self, approvals: GuestApprovals) -> Self {
-        self.approvals = approvals;
+    pub fn reviewer(mut self, reviewer: impl Reviewer + 'static) -> Self {
+        self.gate.reviewer = Some(Arc::new(reviewer));
+        self
+    }
+
+    /// Like [`HostBuilder::reviewer`], for a reviewer already shared.
+    #[must_use]
+    pub fn reviewer_arc(mut self, reviewer: Arc<dyn Reviewer>) -> Self {
+        self.gate.reviewer = Some(reviewer);
+        self
+    }
+
+    /// Where "always allow" decisions are kept. Default: in memory for the
+    /// life of the host ([`StandingApprovals::in_memory`]).
+    #[must_use]
+    pub fn standing_approvals(mut self, standing: StandingApprovals) -> Self {
+        self.gate.standing = Arc::new(standing);
+        self
+    }
+
+    /// Appends every gated call and decision to `log`. Default: no audit log.
+    #[must_use]
+    pub fn audit_log(mut self, log: AuditLog) -> Self {
+        self.gate.audit = Some(Arc::new(log));
+        self
+    }
+
+    /// How long a reviewer may take before the decision becomes deny.
+    /// Default: [`DEFAULT_REVIEW_TIMEOUT`](crate::approval::DEFAULT_REVIEW_TIMEOUT)
+    /// (120 000 ms).
+    #[must_use]
+    pub fn review_timeout(mut self, timeout: Duration) -> Self {
+        self.gate.timeout = timeout;
+        self
+    }
+
+    /// Marks `tool` as requiring approval, whatever its spec says (the
+    /// configuration side of the declared gate). A name that matches no tool
+    /// is logged at WARN when the host is built.
+    #[must_use]
+    pub fn require_approval(mut self, tool: impl Into<String>) -> Self {
+        self.required.insert(tool.into());
+        self
+    }
+
+    /// Process-level context, merged under every call's own context (the
+    /// call wins on conflict; see [`crate::context`]).
+    #[must_use]
+    pub fn context(mut self, context: CallContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Which context keys reach the plugin named `plugin` (its file stem).
+    #[must_use]
+    pub fn context_policy(mut self, plugin: impl Into<String>, policy: ContextPolicy) -> Self {
+        self.context_policies.insert(plugin.into(), policy);
+        self
+    }
+
+    /// The policy of plugins without their own. Default:
+    /// [`ContextPolicy::default`], no key crosses.
+    #[must_use]
+    pub fn default_context_policy(mut self, policy: ContextPolicy) -> Self {
+        self.default_context_policy = policy;
         self
     }
 
@@ -176,6 +257,30 @@ impl HostBuilder {
                 "tool spec"
             );
         }
+        for name in &self.required {
+            if registry.get(name).is_none() {
+                tracing::warn!(
+                    tool = name,
+                    "marked as requiring approval, but no loaded tool has this name"
+                );
+            }
+        }
+        if self.gate.reviewer.is_none() {
+            let gated: Vec<&str> = registry
+                .tools()
+                .filter(|t| {
+                    t.spec().metadata.requires_approval || self.required.contains(&t.spec().name)
+                })
+                .map(|t| t.spec().name.as_str())
+                .collect();
+            if !gated.is_empty() {
+                tracing::warn!(
+                    "tools requiring approval with no reviewer configured (their calls will \
+                     fail until one is): {}",
+                    gated.join(", ")
+                );
+            }
+        }
         Ok(Host {
             inner: Arc::new(HostInner {
                 permits: Arc::new(Semaphore::new(self.pool.max_concurrent_instances as usize)),
@@ -185,7 +290,11 @@ impl HostBuilder {
                 load_errors,
                 limits: self.limits,
                 plan_limits: self.plan_limits,
-                approvals: Arc::new(self.approvals),
+                gate: Arc::new(self.gate),
+                required: self.required,
+                context: self.context,
+                context_policies: self.context_policies,
+                default_context_policy: self.default_context_policy,
             }),
         })
     }
@@ -219,7 +328,11 @@ struct HostInner {
     registry: Registry,
     load_errors: Vec<LoadError>,
     limits: Limits,
-    approvals: Arc<GuestApprovals>,
+    gate: Arc<Gatekeeper>,
+    required: BTreeSet<String>,
+    context: CallContext,
+    context_policies: HashMap<String, ContextPolicy>,
+    default_context_policy: ContextPolicy,
     permits: Arc<Semaphore>,
 }
 
@@ -264,6 +377,23 @@ impl Host {
         &self.inner.limits
     }
 
+    /// Whether calls of `tool` pass the declared approval gate: its spec says
+    /// `requires-approval` or the host configuration marks it.
+    pub fn requires_approval(&self, tool: &str) -> bool {
+        self.inner.required.contains(tool)
+            || self
+                .tool(tool)
+                .is_some_and(|t| t.spec().metadata.requires_approval)
+    }
+
+    /// The context policy of the plugin named `plugin`.
+    pub fn context_policy(&self, plugin: &str) -> &ContextPolicy {
+        self.inner
+            .context_policies
+            .get(plugin)
+            .unwrap_or(&self.inner.default_context_policy)
+    }
+
     /// Calls `name` with `arguments` (JSON text of an object).
     ///
     /// Order: look up the tool, parse and validate the arguments against its
@@ -296,6 +426,15 @@ impl Host {
                     tool = name,
                     "full input: {arguments}\nfull output: {}",
                     out.text
+                );
+            }
+            Err(err @ CallError::Configuration { .. }) => {
+                tracing::error!(
+                    tool = name,
+                    ms,
+                    kind = err.kind(),
+                    "{name}({input}) -> {}",
+                    err.llm_text()
                 );
             }
             Err(err) => {
@@ -411,7 +550,7 @@ impl Host {
             json: Some(json),
             return_behavior: ReturnBehavior::ToLlm,
             duration: started.elapsed(),
-            fuel_consumed: 0,
+            fuel_consumed: result.fuel_consumed(),
         })
     }
 
@@ -435,7 +574,7 @@ impl Host {
             problems,
             code: None,
         };
-        let value: Value = serde_json::from_str(arguments)
+        let mut value: Value = serde_json::from_str(arguments)
             .map_err(|err| invalid(vec![format!("the arguments are not valid JSON: {err}")]))?;
         if !value.is_object() {
             return Err(invalid(vec![
@@ -443,6 +582,50 @@ impl Host {
             ]));
         }
         tool.validate_arguments(&value).map_err(invalid)?;
+        let (plugin_name, plugin_sha256) = match tool.provider() {
+            Provider::Plugin(plugin) => (plugin.name().to_string(), plugin.sha256().to_string()),
+            Provider::Pipeline(_) => ("pipelines".to_string(), String::new()),
+            Provider::Builtin => ("corral".to_string(), String::new()),
+        };
+        // The declared gate: before any pool slot is taken or guest code runs.
+        let edited;
+        let arguments = if self.requires_approval(name) {
+            let request = ReviewRequest {
+                gate: Gate::Declared,
+                tool: name.to_string(),
+                plugin: plugin_name,
+                plugin_sha256: plugin_sha256.clone(),
+                description: tool.spec().description.clone(),
+                arguments: value.clone(),
+                timeout: self.inner.gate.timeout,
+            };
+            match self
+                .inner
+                .gate
+                .review(request, Some(tool.validator()))
+                .await?
+            {
+                Verdict::Reject(reason) => {
+                    return Err(CallError::Rejected {
+                        tool: name.to_string(),
+                        reason,
+                    });
+                }
+                Verdict::Proceed { edited: None } => arguments,
+                Verdict::Proceed {
+                    edited: Some(revised),
+                } => {
+                    value = serde_json::from_str(&revised).map_err(|err| CallError::Internal {
+                        tool: name.to_string(),
+                        message: format!("checked edit no longer parses: {err}"),
+                    })?;
+                    edited = revised;
+                    edited.as_str()
+                }
+            }
+        } else {
+            arguments
+        };
         let plugin = match tool.provider() {
             Provider::Plugin(plugin) => plugin,
             Provider::Builtin => return self.run_builtin(name, arguments, options, started).await,
@@ -482,15 +665,30 @@ impl Host {
             plugin: plugin.name_arc(),
             tool: Arc::from(name),
             approval: ApprovalSetup {
-                approvals: self.inner.approvals.clone(),
+                gate: self.inner.gate.clone(),
+                plugin_sha256,
+                arguments: value,
                 validator: Some(tool.validator().clone()),
             },
             progress: options.progress.clone(),
         };
+        let (context, withheld) = context::effective(
+            &self.inner.context,
+            &options.context,
+            self.context_policy(plugin.name()),
+        );
+        if !withheld.is_empty() {
+            tracing::debug!(
+                tool = name,
+                plugin = plugin.name(),
+                "context keys withheld by the plugin's policy: {}",
+                withheld.join(", ")
+            );
+        }
         let op = Op::Call {
             name,
             arguments,
-            context: options.context.to_pairs(),
+            context,
         };
         let (result, report) = sandbox::run(setup, op).await;
         log_stdio(name, "stdout", &report.stdout);
@@ -520,6 +718,12 @@ impl Host {
                     duration: started.elapsed(),
                     fuel_consumed: report.fuel_consumed,
                 })
+            }
+            Err(_) if report.config_error.is_some() => {
+                Err(report.config_error.unwrap_or_else(|| CallError::Internal {
+                    tool: name.to_string(),
+                    message: "lost configuration error".into(),
+                }))
             }
             Err(_) if report.rejected.is_some() => Err(CallError::Rejected {
                 tool: name.to_string(),

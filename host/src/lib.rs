@@ -12,7 +12,9 @@
 //! - [`sandbox`]: the store, WASI context, limits and host imports of one call;
 //! - [`plan`]: the built-in `execute_tool_plan`: `$ref`s, waves, fail-forward;
 //! - [`pipeline`]: tools chained into one compound tool (`pipelines.json`);
-//! - [`approval`]: answers to a guest's `request-approval`;
+//! - [`approval`]: the approval gates (declared and guest-requested), reviewers,
+//!   standing approvals; [`audit`]: the JSON-lines record of every decision;
+//! - [`context`]: out-of-band context, its merge and per-plugin allow/deny;
 //! - [`limits`], [`engine`]: the knobs and the wasmtime engine behind them;
 //! - [`spec`], [`call`], [`error`]: the data that goes in and out.
 //!
@@ -30,9 +32,11 @@
 //! ```
 
 pub mod approval;
+pub mod audit;
 mod bindings;
 pub mod cache;
 pub mod call;
+pub mod context;
 pub mod engine;
 pub mod error;
 pub mod host;
@@ -44,9 +48,10 @@ pub mod resolver;
 pub mod sandbox;
 pub mod spec;
 
-pub use approval::{ApprovalDecision, GuestApprovals};
+pub use approval::{ApprovalDecision, Reviewer};
 pub use cache::ComponentCache;
 pub use call::{CallContext, CallOptions, CallOutput, ToolResult};
+pub use context::ContextPolicy;
 pub use error::{CallError, HostError, LoadError, LoadErrorReason};
 pub use host::{Host, HostBuilder, bundled_plugin_dir};
 pub use limits::{Limits, PoolConfig};

@@ -11,7 +11,6 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 use wasmtime::component::Linker;
 
-use crate::approval::GuestApprovals;
 use crate::bindings::PluginPre;
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::engine::Engine;
@@ -184,10 +183,9 @@ async fn describe(
         limits,
         plugin: plugin.name.clone(),
         tool: Arc::from("describe"),
-        approval: ApprovalSetup {
-            approvals: Arc::new(GuestApprovals::new()),
-            validator: None,
-        },
+        // No reviewer: a `describe` that asks for approval gets a
+        // configuration error and exit-early.
+        approval: ApprovalSetup::default(),
         progress: None,
     };
     let (result, report) = sandbox::run(setup, Op::Describe).await;

@@ -6,7 +6,9 @@
 //! - a name is non-blank, only `[A-Za-z0-9_]`, at most [`MAX_NAME_LEN`] characters,
 //!   and not one of [`RESERVED_NAMES`];
 //! - a description is non-empty;
-//! - `parameters` is JSON, a valid JSON Schema, and describes an object;
+//! - `parameters` is JSON, a valid JSON Schema, and describes an object; an
+//!   object schema without `properties` gets an empty `"properties": {}` (a tool
+//!   with no parameters), which some MCP clients require;
 //! - one plugin may not describe the same name twice, and two plugins may not
 //!   provide the same name: plugins are resolved in file-name order and the later
 //!   plugin fails to load with an error naming both files.
@@ -98,24 +100,35 @@ impl Tool {
     /// Every violation, each as "`<json pointer>`: `<problem>`" (the root is shown
     /// as `(root)`).
     pub fn validate_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(arguments)
-            .map(|err| {
-                let path = err.instance_path().to_string();
-                let path = if path.is_empty() {
-                    "(root)".to_string()
-                } else {
-                    path
-                };
-                format!("`{path}`: {err}")
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems)
-        }
+        schema_problems(&self.validator, arguments)
+    }
+}
+
+/// Checks `value` against `validator`.
+///
+/// # Errors
+/// Every violation, each as "`<json pointer>`: `<problem>`" (the root is shown
+/// as `(root)`).
+pub(crate) fn schema_problems(
+    validator: &jsonschema::Validator,
+    value: &Value,
+) -> Result<(), Vec<String>> {
+    let problems: Vec<String> = validator
+        .iter_errors(value)
+        .map(|err| {
+            let path = err.instance_path().to_string();
+            let path = if path.is_empty() {
+                "(root)".to_string()
+            } else {
+                path
+            };
+            format!("`{path}`: {err}")
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
     }
 }
 
@@ -272,7 +285,7 @@ fn check_spec(raw: RawSpec) -> Result<(ToolSpec, jsonschema::Validator), LoadErr
             "the description is empty; say what the tool does and when to use it".into(),
         ));
     }
-    let schema: Value = serde_json::from_str(&raw.parameters)
+    let mut schema: Value = serde_json::from_str(&raw.parameters)
         .map_err(|err| invalid(format!("the parameters schema is not JSON: {err}")))?;
     if let Err(err) = jsonschema::meta::validate(&schema) {
         return Err(invalid(format!(
@@ -286,6 +299,11 @@ fn check_spec(raw: RawSpec) -> Result<(ToolSpec, jsonschema::Validator), LoadErr
              arguments are always a JSON object"
                 .into(),
         ));
+    }
+    if let Some(object) = schema.as_object_mut() {
+        object
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
     }
     let validator = jsonschema::validator_for(&schema)
         .map_err(|err| invalid(format!("the parameters schema does not compile: {err}")))?;

@@ -173,9 +173,31 @@ fn arguments_come_from_a_file_or_stdin_and_context_from_flags() {
 
     let out = corral(
         dir.path(),
+        &[
+            "call",
+            "context_echo",
+            "--context",
+            "tenant=acme",
+            "--context",
+            "api_key=secret",
+            "--context-allow",
+            "fixture_hostile=tenant,user",
+        ],
+    );
+    assert_eq!(
+        stdout_json(&out)["context"],
+        serde_json::json!({"tenant": "acme"}),
+        "only allowed keys cross"
+    );
+    let out = corral(
+        dir.path(),
         &["call", "context_echo", "--context", "tenant=acme"],
     );
-    assert_eq!(stdout_json(&out)["context"]["tenant"], "acme");
+    assert_eq!(
+        stdout_json(&out)["context"],
+        serde_json::json!({}),
+        "nothing crosses by default"
+    );
 }
 
 #[test]
@@ -209,4 +231,113 @@ fn plan_runs_the_example_with_waves_references_and_a_skip() {
 
     let dot = corral(dir.path(), &["plan", example, "--dot"]);
     assert!(String::from_utf8_lossy(&dot.stdout).contains("\"words\" -> \"ratio\";"));
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_gated_tool_needs_a_reviewer_and_follows_its_decision() {
+    let dir = plugin_dir(SAMPLES);
+    let args = r#"{"name": "draft-1"}"#;
+    let out = corral(dir.path(), &["call", "notes_delete", args]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("needs approval (declared gate) but no reviewer is configured"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = corral(
+        dir.path(),
+        &["call", "notes_delete", args, "--approve", "deny"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim(),
+        "Error: Rejected by reviewer: denied by policy (deny-all reviewer)"
+    );
+}
+
+#[test]
+fn rules_decide_and_the_audit_log_records_it() {
+    let dir = plugin_dir(SAMPLES);
+    let rules = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/approvals/rules.toml"
+    );
+    let state = tempfile::tempdir().expect("temp dir");
+    let audit = state.path().join("audit.jsonl");
+    let approve = format!("rules:{rules}");
+    let run = |name: &str| {
+        corral(
+            dir.path(),
+            &[
+                "call",
+                "notes_delete",
+                &format!(r#"{{"name": "{name}"}}"#),
+                "--approve",
+                &approve,
+                "--audit-log",
+                audit.to_str().expect("utf-8"),
+                "--json",
+            ],
+        )
+    };
+    // Allowed by the rules; the guest then has no directory (none granted).
+    let out = run("draft-1");
+    let json = stdout_json(&out);
+    assert_eq!(json["error"]["kind"], "tool_failed", "{json}");
+    assert!(
+        json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no notes directory"),
+        "{json}"
+    );
+    let out = run("taxes");
+    let json = stdout_json(&out);
+    assert_eq!(json["error"]["kind"], "rejected");
+    assert_eq!(
+        json["llm_text"],
+        "Error: Rejected by reviewer: only notes named draft-* may be deleted without a \
+         person's approval"
+    );
+
+    let log = std::fs::read_to_string(&audit).expect("audit log");
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert_eq!(lines[0]["decision"], "continue");
+    assert_eq!(lines[1]["decision"], "exit_early");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["reviewer"] == "rules" && l["plugin"] == "notes")
+    );
+}
+
+#[test]
+fn a_broken_rules_file_is_named_with_its_line() {
+    let dir = plugin_dir(SAMPLES);
+    let state = tempfile::tempdir().expect("temp dir");
+    let rules = state.path().join("rules.toml");
+    std::fs::write(&rules, "version = 1\ndefault = \"sometimes\"\n").expect("write");
+    let out = corral(
+        dir.path(),
+        &[
+            "call",
+            "sha256",
+            r#"{"text": "x"}"#,
+            "--approve",
+            &format!("rules:{}", rules.display()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("rules.toml are invalid"), "{err}");
+    assert!(err.contains("line 2"), "{err}");
 }

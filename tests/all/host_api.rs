@@ -1,14 +1,13 @@
 //! The library API around a call: argument validation, the two tool error
-//! kinds, context, progress, guest approval requests, serial tools, and
-//! concurrent calls.
+//! kinds, progress, serial tools, and concurrent calls. Approval gates and
+//! context have their own modules.
 
 use std::sync::{Arc, Mutex};
 
-use corral::{
-    ApprovalDecision, CallContext, CallError, CallOptions, GuestApprovals, Host, ToolResult,
-};
+use corral::approval::AutoApprove;
+use corral::{CallError, CallOptions, Host, ToolResult};
 
-use crate::support::{HOSTILE, assert_still_serves, cache, host, plugin_dir, pool};
+use crate::support::{HOSTILE, cache, host, plugin_dir, pool};
 
 #[tokio::test]
 async fn schema_violations_are_reported_before_guest_code_runs() {
@@ -112,34 +111,17 @@ async fn unknown_tools_get_a_suggestion() {
 }
 
 #[tokio::test]
-async fn context_reaches_the_guest_out_of_band() {
-    let dir = plugin_dir(&[HOSTILE]);
-    let host = host(dir.path()).await;
-    let mut context = CallContext::new();
-    context.insert("tenant", "acme").insert("user_id", "u-17");
-    let options = CallOptions {
-        context,
-        ..CallOptions::default()
-    };
-    let out = host
-        .call("context_echo", "{}", &options)
-        .await
-        .expect("call");
-    assert_eq!(
-        out.json.expect("json")["context"],
-        serde_json::json!({ "tenant": "acme", "user_id": "u-17" })
-    );
-    let schema = &host.tool("context_echo").expect("tool").spec().parameters;
-    assert!(
-        !schema.to_string().contains("tenant"),
-        "context is not in the schema"
-    );
-}
-
-#[tokio::test]
 async fn progress_messages_reach_the_sink_in_order() {
     let dir = plugin_dir(&[HOSTILE]);
-    let host = host(dir.path()).await;
+    // `ask` also requests approval, after its progress messages.
+    let host = Host::builder()
+        .plugin_dir(dir.path())
+        .pool(pool())
+        .cache(cache())
+        .reviewer(AutoApprove)
+        .build()
+        .await
+        .expect("host");
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink_seen = seen.clone();
     let options = CallOptions {
@@ -158,89 +140,6 @@ async fn progress_messages_reach_the_sink_in_order() {
         *seen.lock().expect("lock"),
         ["ask: step 1 of 2", "ask: step 2 of 2"]
     );
-}
-
-async fn host_answering(decision: ApprovalDecision) -> (tempfile::TempDir, Host) {
-    let dir = plugin_dir(&[HOSTILE]);
-    let host = Host::builder()
-        .plugin_dir(dir.path())
-        .pool(pool())
-        .cache(cache())
-        .guest_approvals(GuestApprovals::new().with("ask", decision))
-        .build()
-        .await
-        .expect("host");
-    (dir, host)
-}
-
-#[tokio::test]
-async fn approval_requests_default_to_continue() {
-    let dir = plugin_dir(&[HOSTILE]);
-    let host = host(dir.path()).await;
-    let out = host
-        .call(
-            "ask",
-            r#"{"message": "delete everything"}"#,
-            &CallOptions::default(),
-        )
-        .await
-        .expect("call");
-    assert_eq!(out.json.expect("json")["decision"], "continue");
-}
-
-#[tokio::test]
-async fn exit_early_rejects_the_call() {
-    let (_dir, host) = host_answering(ApprovalDecision::ExitEarly("not today".into())).await;
-    let err = host
-        .call(
-            "ask",
-            r#"{"message": "delete everything"}"#,
-            &CallOptions::default(),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err,
-        CallError::Rejected {
-            tool: "ask".into(),
-            reason: "not today".into()
-        }
-    );
-    assert_eq!(err.llm_text(), "Error: Rejected by reviewer: not today");
-    assert_still_serves(&host).await;
-}
-
-#[tokio::test]
-async fn edits_are_validated_before_the_guest_sees_them() {
-    let (_dir, host) = host_answering(ApprovalDecision::Edit(
-        r#"{"message": "delete one file"}"#.into(),
-    ))
-    .await;
-    let out = host
-        .call(
-            "ask",
-            r#"{"message": "delete everything"}"#,
-            &CallOptions::default(),
-        )
-        .await
-        .expect("call");
-    let json = out.json.expect("json");
-    assert_eq!(json["decision"], "edit");
-    assert_eq!(json["arguments"], r#"{"message": "delete one file"}"#);
-
-    let (_dir, host) = host_answering(ApprovalDecision::Edit(r#"{"message": 3}"#.into())).await;
-    let err = host
-        .call(
-            "ask",
-            r#"{"message": "delete everything"}"#,
-            &CallOptions::default(),
-        )
-        .await
-        .unwrap_err();
-    let CallError::Rejected { reason, .. } = &err else {
-        panic!("{err:?}");
-    };
-    assert!(reason.contains("edited arguments are invalid"), "{reason}");
 }
 
 #[tokio::test]

@@ -5,7 +5,9 @@
 // A panic is how a test fails; `unwrap_err` reads better than `expect_err`.
 #![allow(clippy::unwrap_used)]
 
+mod approvals;
 mod cli;
+mod context;
 mod host_api;
 mod hostile;
 mod loading;

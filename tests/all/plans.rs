@@ -182,20 +182,6 @@ async fn invalid_plans_name_every_problem_and_run_nothing() {
 }
 
 #[tokio::test]
-async fn context_reaches_every_step() {
-    let (_dir, host) = hosts().await;
-    let mut options = CallOptions::default();
-    options.context.insert("tenant", "acme");
-    let plan = json!({"steps": [{"id": "c", "tool": "context_echo"}]});
-    let out = host
-        .call("execute_tool_plan", &plan.to_string(), &options)
-        .await
-        .expect("runs");
-    let json = out.json.expect("json");
-    assert_eq!(step(&json, "c")["output"]["context"]["tenant"], "acme");
-}
-
-#[tokio::test]
 async fn the_plan_deadline_bounds_every_step() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = corral::Host::builder()
@@ -225,4 +211,32 @@ async fn the_plan_deadline_bounds_every_step() {
     );
     assert_eq!(step(&result, "slow")["error"]["kind"], "timeout");
     assert_eq!(step(&result, "after")["status"], "skipped");
+}
+
+#[tokio::test]
+async fn steps_report_fuel_and_return_behavior_and_the_plan_sums_the_fuel() {
+    let (_dir, host) = hosts().await;
+    let plan = json!({"steps": [
+        {"id": "a", "tool": "sha256", "arguments": {"text": "abc"}},
+        {"id": "b", "tool": "word_count", "arguments": {"text": "one two"}},
+        {"id": "c", "tool": "fail", "arguments": {"message": "no"}}
+    ]});
+    let out = host
+        .call(
+            "execute_tool_plan",
+            &plan.to_string(),
+            &CallOptions::default(),
+        )
+        .await
+        .expect("plan");
+    let json = out.json.expect("json");
+    let (a, b) = (
+        step(&json, "a")["fuel_consumed"].as_u64().expect("fuel"),
+        step(&json, "b")["fuel_consumed"].as_u64().expect("fuel"),
+    );
+    assert!(a > 0 && b > 0, "{json}");
+    assert_eq!(out.fuel_consumed, a + b, "failed steps add nothing");
+    assert_eq!(step(&json, "a")["return_behavior"], "to_llm");
+    assert_eq!(step(&json, "c")["fuel_consumed"], 0);
+    assert!(step(&json, "c").get("return_behavior").is_none());
 }

@@ -32,6 +32,10 @@ async fn every_sample_tool_is_described_for_a_model() {
             "execute_tool_plan",
             "json_query",
             "json_stats",
+            "notes_delete",
+            "notes_list",
+            "notes_read",
+            "notes_write",
             "regex_extract",
             "sha256",
             "slugify",
@@ -201,4 +205,25 @@ async fn encode_tools() {
         matches!(&err, CallError::ToolFailed { message, .. } if message.contains("not UTF-8")),
         "{err:?}"
     );
+}
+
+#[tokio::test]
+async fn notes_tools_without_a_granted_directory() {
+    let (_dir, host) = samples().await;
+    assert!(host.requires_approval("notes_delete"));
+    assert!(!host.requires_approval("notes_write"));
+    // Deny by default: the plugin has no filesystem and says what to grant.
+    let err = call(&host, "notes_list", json!({})).await.unwrap_err();
+    assert_eq!(err.kind(), "tool_failed");
+    assert!(
+        err.to_string()
+            .contains("the host did not grant `/notes` to this plugin"),
+        "{err}"
+    );
+    // Names are checked by the schema before the guest runs: no path tricks.
+    let err = call(&host, "notes_read", json!({"name": "../etc/passwd"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "invalid_arguments");
+    assert!(err.to_string().contains("`/name`"), "{err}");
 }

@@ -31,8 +31,10 @@ pub const MATH: &str = "math.wasm";
 pub const JSON: &str = "json.wasm";
 /// Sample plugin `encode`.
 pub const ENCODE: &str = "encode.wasm";
+/// Sample plugin `notes`.
+pub const NOTES: &str = "notes.wasm";
 /// Every sample plugin.
-pub const SAMPLES: &[&str] = &[TEXT, MATH, JSON, ENCODE];
+pub const SAMPLES: &[&str] = &[TEXT, MATH, JSON, ENCODE, NOTES];
 
 /// The path of a built guest.
 pub fn guest(name: &str) -> PathBuf {
@@ -88,4 +90,11 @@ pub async fn assert_still_serves(host: &Host) {
         .await
         .expect("a benign call succeeds after the hostile one");
     assert_eq!(out.json.expect("json")["echo"], "still here");
+}
+
+/// Lowercase hex sha256 of the built guest `name`.
+pub fn guest_sha256(name: &str) -> String {
+    use sha2::Digest as _;
+    let bytes = std::fs::read(guest(name)).expect("read guest");
+    hex::encode(sha2::Sha256::digest(bytes))
 }

@@ -5,9 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, anyhow};
 use clap::Args;
-use corral::{CallContext, CallError, CallOptions};
+use corral::{CallError, CallOptions};
 use serde_json::{Value, json};
 
+use super::gates::GateArgs;
 use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
 
 /// Call a tool inside the sandbox.
@@ -17,6 +18,10 @@ use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
 /// either `{"tool", "ok": true, "output", "return_behavior", "duration_ms",
 /// "fuel_consumed"}` or `{"tool", "ok": false, "error": {"kind", "message"},
 /// "llm_text"}`; `kind` is one of the classes of `CallError::kind`.
+///
+/// Exit codes: 0 success, 1 the tool failed (including a reviewer's
+/// rejection), 2 corral failed: an unknown tool, or a configuration error such
+/// as a gated tool with no `--approve` reviewer.
 #[derive(Args, Debug)]
 pub struct CallCmd {
     /// The tool name, as `corral list` shows it
@@ -25,19 +30,11 @@ pub struct CallCmd {
     /// for stdin
     #[arg(default_value = "{}")]
     arguments: String,
-    /// Out-of-band context passed to the tool, as KEY=VALUE (repeatable)
-    #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_pair)]
-    context: Vec<(String, String)>,
+    #[command(flatten)]
+    gates: GateArgs,
     /// Print JSON instead of text
     #[arg(long)]
     json: bool,
-}
-
-fn parse_pair(raw: &str) -> Result<(String, String), String> {
-    match raw.split_once('=') {
-        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(format!("expected KEY=VALUE, got `{raw}`")),
-    }
 }
 
 impl CallCmd {
@@ -59,14 +56,17 @@ impl CallCmd {
     /// Runs the subcommand.
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         let arguments = self.read_arguments()?;
-        let host = global.host().await?;
+        let host = global.host_with(|b| self.gates.configure(b)).await?;
         let options = CallOptions {
-            context: self.context.iter().cloned().collect::<CallContext>(),
+            context: self.gates.call_context(),
             ..CallOptions::default()
         };
         let result = host.call(&self.tool, &arguments, &options).await;
         match result {
-            Err(err @ CallError::UnknownTool { .. }) => Err(anyhow!(err)),
+            // Not the tool's failure: corral's configuration is incomplete.
+            Err(err @ (CallError::UnknownTool { .. } | CallError::Configuration { .. })) => {
+                Err(anyhow!(err))
+            }
             Ok(out) => {
                 if self.json {
                     print_json(&json!({
@@ -99,17 +99,5 @@ impl CallCmd {
                 Ok(ExitCode::from(EXIT_TOOL_FAILED))
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn context_pairs_need_a_key() {
-        assert_eq!(parse_pair("a=b=c").unwrap(), ("a".into(), "b=c".into()));
-        assert!(parse_pair("=x").is_err());
-        assert!(parse_pair("novalue").is_err());
     }
 }

@@ -2,6 +2,7 @@
 
 mod call;
 mod describe;
+mod gates;
 mod list;
 mod plan;
 
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{ArgAction, Args, Parser, Subcommand};
-use corral::{ComponentCache, Host, HostError, Limits};
+use corral::{ComponentCache, Host, HostBuilder, HostError, Limits};
 
 /// Exit code when the tool failed.
 pub const EXIT_TOOL_FAILED: u8 = 1;
@@ -78,6 +79,14 @@ impl GlobalArgs {
 
     /// Builds the host from these options.
     pub async fn host(&self) -> anyhow::Result<Host> {
+        self.host_with(Ok).await
+    }
+
+    /// Builds the host from these options and whatever `configure` adds.
+    pub async fn host_with(
+        &self,
+        configure: impl FnOnce(HostBuilder) -> anyhow::Result<HostBuilder>,
+    ) -> anyhow::Result<Host> {
         let dir = self
             .plugins
             .clone()
@@ -87,20 +96,18 @@ impl GlobalArgs {
             (Some(dir), false) => ComponentCache::in_dir(dir),
             (None, false) => ComponentCache::user_default(),
         };
-        let host = Host::builder()
+        let builder = Host::builder()
             .plugin_dir(&dir)
             .limits(self.limits()?)
-            .cache(cache)
-            .build()
-            .await
-            .map_err(|err| match err {
-                HostError::PluginDir { .. } => anyhow::Error::new(err).context(format!(
-                    "no plugins at {} (build the sample tools with scripts/build-guests.sh, \
+            .cache(cache);
+        let host = configure(builder)?.build().await.map_err(|err| match err {
+            HostError::PluginDir { .. } => anyhow::Error::new(err).context(format!(
+                "no plugins at {} (build the sample tools with scripts/build-guests.sh, \
                      or pass --plugins DIR)",
-                    dir.display()
-                )),
-                other => anyhow::Error::new(other),
-            })?;
+                dir.display()
+            )),
+            other => anyhow::Error::new(other),
+        })?;
         Ok(host)
     }
 }

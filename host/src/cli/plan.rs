@@ -9,6 +9,7 @@ use clap::Args;
 use corral::CallOptions;
 use corral::plan::StepStatus;
 
+use super::gates::GateArgs;
 use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
 
 /// Run a plan of tool calls with `$ref` data flow, in parallel waves.
@@ -29,6 +30,8 @@ pub struct PlanCmd {
     /// Validate and print the dependency graph in Graphviz DOT
     #[arg(long)]
     dot: bool,
+    #[command(flatten)]
+    gates: GateArgs,
 }
 
 impl PlanCmd {
@@ -44,7 +47,7 @@ impl PlanCmd {
             std::fs::read_to_string(&self.plan)
                 .with_context(|| format!("cannot read the plan file {}", self.plan))?
         };
-        let host = global.host().await?;
+        let host = global.host_with(|b| self.gates.configure(b)).await?;
         let plan = match host.validate_plan(&text) {
             Ok(plan) => plan,
             Err(err) => {
@@ -73,7 +76,11 @@ impl PlanCmd {
             print!("{}", plan.to_dot());
             return Ok(ExitCode::SUCCESS);
         }
-        let result = host.run_plan(&plan, &CallOptions::default()).await;
+        let options = CallOptions {
+            context: self.gates.call_context(),
+            ..CallOptions::default()
+        };
+        let result = host.run_plan(&plan, &options).await;
         if self.json {
             print_json(&result.to_json())?;
         } else {

@@ -10,12 +10,14 @@
 //!  "waves": [["a", "b"], ["c"]],
 //!  "duration_ms": 12.5,
 //!  "steps": [
-//!    {"id": "a", "tool": "t", "status": "succeeded", "output": {...}, "duration_ms": 3.1},
+//!    {"id": "a", "tool": "t", "status": "succeeded", "output": {...}, "duration_ms": 3.1,
+//!     "fuel_consumed": 51234, "return_behavior": "to_llm"},
 //!    {"id": "b", "tool": "t", "status": "failed",
-//!     "error": {"kind": "tool_failed", "message": "..."}, "duration_ms": 2.0},
+//!     "error": {"kind": "tool_failed", "message": "..."}, "duration_ms": 2.0,
+//!     "fuel_consumed": 0},
 //!    {"id": "c", "tool": "t", "status": "skipped",
 //!     "error": {"kind": "skipped", "message": "Skipped because dependency 'b' failed"},
-//!     "duration_ms": 0.0}]}
+//!     "duration_ms": 0.0, "fuel_consumed": 0}]}
 //! ```
 //!
 //! `steps` lists the `output_steps` in their order, or every step in plan
@@ -66,6 +68,13 @@ pub struct StepResult {
     pub error: Option<Value>,
     /// Wall-clock time of the call in milliseconds (0 when skipped).
     pub duration_ms: f64,
+    /// Fuel units the step's guest used (0 unless it succeeded).
+    pub fuel_consumed: u64,
+    /// The tool's return behavior, on success: whether a front end should
+    /// hand the output to the model (`to_llm`) or straight to the user
+    /// (`immediate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub return_behavior: Option<crate::spec::ReturnBehavior>,
 }
 
 /// The outcome of a whole plan.
@@ -116,6 +125,11 @@ impl PlanResult {
         })
     }
 
+    /// Fuel used by every step together.
+    pub fn fuel_consumed(&self) -> u64 {
+        self.steps.iter().map(|s| s.fuel_consumed).sum()
+    }
+
     /// A compact rendering for a model's context: one line per reported step,
     /// `id (tool): <output>` or `id (tool): Error: <message>`.
     pub fn to_text(&self) -> String {
@@ -141,6 +155,8 @@ fn skipped(id: &str, tool: &str, message: String) -> StepResult {
         output: None,
         error: Some(json!({ "kind": "skipped", "message": message })),
         duration_ms: 0.0,
+        fuel_consumed: 0,
+        return_behavior: None,
     }
 }
 
@@ -230,6 +246,8 @@ pub async fn run(
                         output: Some(shown),
                         error: None,
                         duration_ms,
+                        fuel_consumed: out.fuel_consumed,
+                        return_behavior: Some(out.return_behavior),
                     }
                 }
                 Err(err) => StepResult {
@@ -239,6 +257,8 @@ pub async fn run(
                     output: None,
                     error: Some(json!({ "kind": err.kind(), "message": err.to_string() })),
                     duration_ms,
+                    fuel_consumed: 0,
+                    return_behavior: None,
                 },
             });
         }
@@ -254,6 +274,8 @@ pub async fn run(
                 output: None,
                 error: Some(json!({ "kind": "internal", "message": "the step's task panicked" })),
                 duration_ms: 0.0,
+                fuel_consumed: 0,
+                return_behavior: None,
             })
         })
         .collect();

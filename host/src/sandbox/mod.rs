@@ -14,16 +14,19 @@
 
 pub mod stdio;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use crate::approval::{ApprovalDecision, GuestApprovals};
+use crate::approval::gate::{Gatekeeper, Verdict};
+use crate::approval::{Gate, ReviewRequest};
 use crate::bindings::corral::tool::types as wit;
 use crate::bindings::{Plugin, PluginPre};
 use crate::engine::Engine;
+use crate::error::CallError;
 use crate::limits::Limits;
 use stdio::Capture;
 
@@ -100,12 +103,68 @@ impl ResourceLimiter for Limiter {
     }
 }
 
-/// What the guest may do during a guest-requested approval.
+/// What a guest-requested approval (`host.request-approval`) is reviewed with.
 #[derive(Clone, Default)]
 pub(crate) struct ApprovalSetup {
-    pub approvals: Arc<GuestApprovals>,
+    /// The reviewer, standing approvals, audit log and review timeout.
+    pub gate: Arc<Gatekeeper>,
+    /// The plugin's sha256, for standing approvals and the audit log.
+    pub plugin_sha256: String,
+    /// The call's arguments, shown to the reviewer.
+    pub arguments: serde_json::Value,
     /// Validates a reviewer's edited arguments against the tool's schema.
     pub validator: Option<Arc<jsonschema::Validator>>,
+}
+
+/// The call's wall-clock budget, paused while a reviewer decides a
+/// guest-requested approval: a person reading a prompt is not the guest using
+/// its time. Shared by the epoch callback (inside the store) and the outer
+/// timeout (outside it).
+#[derive(Debug)]
+pub(crate) struct Budget {
+    start: Instant,
+    timeout: Duration,
+    /// Total time spent in finished reviews, and the start of the current one.
+    paused: Mutex<(Duration, Option<Instant>)>,
+}
+
+impl Budget {
+    fn new(timeout: Duration) -> Self {
+        Self {
+            start: Instant::now(),
+            timeout,
+            paused: Mutex::new((Duration::ZERO, None)),
+        }
+    }
+
+    fn pause(&self) {
+        if let Ok(mut p) = self.paused.lock() {
+            p.1 = Some(Instant::now());
+        }
+    }
+
+    fn resume(&self) {
+        if let Ok(mut p) = self.paused.lock()
+            && let Some(since) = p.1.take()
+        {
+            p.0 += since.elapsed();
+        }
+    }
+
+    /// How much of the budget is left now. While a review is running this is
+    /// what was left when it started: the deadline can only move later.
+    fn left(&self) -> Duration {
+        let (paused, since) = self
+            .paused
+            .lock()
+            .map(|p| *p)
+            .unwrap_or((Duration::ZERO, None));
+        let now = since.unwrap_or_else(Instant::now);
+        let used = now
+            .saturating_duration_since(self.start)
+            .saturating_sub(paused);
+        self.timeout.saturating_sub(used)
+    }
 }
 
 /// The per-call store data.
@@ -117,9 +176,12 @@ pub(crate) struct SandboxState {
     plugin: Arc<str>,
     tool: Arc<str>,
     approval: ApprovalSetup,
+    budget: Arc<Budget>,
     progress: Option<ProgressSink>,
     /// The reason of an exit-early decision, if the guest got one.
     rejected: Option<String>,
+    /// A configuration error met while reviewing (no reviewer, no terminal).
+    config_error: Option<CallError>,
 }
 
 impl WasiView for SandboxState {
@@ -169,40 +231,35 @@ impl crate::bindings::corral::tool::host::Host for SandboxState {
     }
 
     async fn request_approval(&mut self, description: String) -> wit::ApprovalDecision {
-        let decision = self.approval.approvals.decide(&self.tool);
-        tracing::info!(
-            plugin = &*self.plugin,
-            tool = &*self.tool,
-            ?decision,
-            "approval requested: {}",
-            truncate(description)
-        );
-        match decision {
-            ApprovalDecision::Continue => wit::ApprovalDecision::Continue,
-            ApprovalDecision::ExitEarly(reason) => {
+        let request = ReviewRequest {
+            gate: Gate::Requested,
+            tool: self.tool.to_string(),
+            plugin: self.plugin.to_string(),
+            plugin_sha256: self.approval.plugin_sha256.clone(),
+            description: truncate(description),
+            arguments: self.approval.arguments.clone(),
+            timeout: self.approval.gate.timeout,
+        };
+        self.budget.pause();
+        let verdict = self
+            .approval
+            .gate
+            .review(request, self.approval.validator.as_deref())
+            .await;
+        self.budget.resume();
+        match verdict {
+            Ok(Verdict::Proceed { edited: None }) => wit::ApprovalDecision::Continue,
+            Ok(Verdict::Proceed {
+                edited: Some(revised),
+            }) => wit::ApprovalDecision::Edit(revised),
+            Ok(Verdict::Reject(reason)) => {
                 self.rejected = Some(reason.clone());
                 wit::ApprovalDecision::ExitEarly(reason)
             }
-            ApprovalDecision::Edit(revised) => {
-                let problems = match serde_json::from_str::<serde_json::Value>(&revised) {
-                    Err(err) => vec![format!("not JSON: {err}")],
-                    Ok(value) => self
-                        .approval
-                        .validator
-                        .as_ref()
-                        .map(|v| v.iter_errors(&value).map(|e| e.to_string()).collect())
-                        .unwrap_or_default(),
-                };
-                if problems.is_empty() {
-                    wit::ApprovalDecision::Edit(revised)
-                } else {
-                    let reason = format!(
-                        "the reviewer's edited arguments are invalid: {}",
-                        problems.join("; ")
-                    );
-                    self.rejected = Some(reason.clone());
-                    wit::ApprovalDecision::ExitEarly(reason)
-                }
+            Err(err) => {
+                let reason = err.to_string();
+                self.config_error = Some(err);
+                wit::ApprovalDecision::ExitEarly(reason)
             }
         }
     }
@@ -290,6 +347,8 @@ pub(crate) struct RunReport {
     pub stderr: (String, u64),
     /// Reason of an exit-early approval decision the guest received.
     pub rejected: Option<String>,
+    /// A configuration error met during a guest-requested review.
+    pub config_error: Option<CallError>,
 }
 
 /// Who is running and with what, for one sandboxed run.
@@ -309,6 +368,7 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
     let limits = setup.limits;
     let stdout = Capture::new(limits.stdio_bytes);
     let stderr = Capture::new(limits.stdio_bytes);
+    let budget = Arc::new(Budget::new(limits.timeout()));
     let state = SandboxState {
         wasi: deny_all_wasi(&stdout, &stderr),
         table: ResourceTable::new(),
@@ -322,8 +382,10 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
         plugin: setup.plugin,
         tool: setup.tool,
         approval: setup.approval,
+        budget: budget.clone(),
         progress: setup.progress,
         rejected: None,
+        config_error: None,
     };
     let mut store = Store::new(setup.engine.wasmtime(), state);
     store.limiter(|state| &mut state.limiter);
@@ -331,7 +393,16 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
     // instantiation (start functions run guest code too).
     let fuel_ok = store.set_fuel(limits.fuel);
     store.set_epoch_deadline(Engine::deadline_ticks(limits.timeout()));
-    store.epoch_deadline_trap();
+    // At the deadline, extend it by whatever time approval reviews paused the
+    // budget; interrupt when nothing is left.
+    store.epoch_deadline_callback(|ctx| {
+        let left = ctx.data().budget.left();
+        Ok(if left.is_zero() {
+            UpdateDeadline::Interrupt
+        } else {
+            UpdateDeadline::Continue(Engine::deadline_ticks(left))
+        })
+    });
 
     let result = match fuel_ok {
         Err(err) => Err(Failure::Trap(format!("cannot set fuel: {err}"))),
@@ -352,12 +423,26 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
                         .map(OpResult::Call),
                 }
             };
-            // The epoch stops guest code spinning in wasm; this timeout stops a
-            // guest parked in an async host call (a WASI sleep, a poll).
-            match tokio::time::timeout(limits.timeout(), work).await {
-                Err(_elapsed) => Err(Failure::Timeout),
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(err)) => Err(classify(&err, store.data())),
+            // The epoch stops guest code spinning in wasm; this timer stops a
+            // guest parked in an async host call (a WASI sleep, a poll). Waking
+            // early is harmless: the budget is re-read and the timer re-armed.
+            let outcome = {
+                let mut work = std::pin::pin!(work);
+                loop {
+                    let left = budget.left();
+                    if left.is_zero() {
+                        break None;
+                    }
+                    tokio::select! {
+                        done = &mut work => break Some(done),
+                        () = tokio::time::sleep(left) => {}
+                    }
+                }
+            };
+            match outcome {
+                None => Err(Failure::Timeout),
+                Some(Ok(value)) => Ok(value),
+                Some(Err(err)) => Err(classify(&err, store.data())),
             }
         }
     };
@@ -367,6 +452,7 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
         stdout: stdout.contents(),
         stderr: stderr.contents(),
         rejected: store.data_mut().rejected.take(),
+        config_error: store.data_mut().config_error.take(),
     };
     (result, report)
 }

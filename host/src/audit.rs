@@ -1,0 +1,193 @@
+//! The audit log of approval gates: one JSON object per line for every gated
+//! call and its decision (reference 003's security audit).
+//!
+//! Line shape (keys always present, `null` when not applicable):
+//! `{"time": RFC 3339 UTC with ms, "gate": "declared"|"requested", "tool",
+//! "plugin", "plugin_sha256", "arguments_sha256": hex sha256 of the arguments'
+//! JSON text, "reviewer": reviewer name or "standing" or "none", "decision":
+//! "continue"|"continue_always"|"exit_early"|"edit"|"timeout"|"error",
+//! "reason": text or null, "edited_arguments": the reviewer's revised
+//! arguments or null, "review_ms"}`.
+//!
+//! Crash safety: the file is opened in append mode and each record is one
+//! `write` of a complete line followed by `fdatasync`, so earlier lines are
+//! never rewritten. If a crash tore the last line, the next open starts on a
+//! fresh line, so the torn line stays isolated and every other line parses.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use serde::Serialize;
+use sha2::{Digest as _, Sha256};
+
+use crate::approval::Gate;
+
+/// Why the audit log could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot open the audit log {}: {source}; check the path and its permissions",
+    .path.display()
+)]
+pub struct AuditError {
+    /// The file.
+    pub path: PathBuf,
+    /// The I/O error.
+    pub source: std::io::Error,
+}
+
+/// One line of the audit log; see the module docs for the shape.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditRecord {
+    /// When the decision was made, RFC 3339 UTC with milliseconds.
+    pub time: String,
+    /// Which gate.
+    pub gate: Gate,
+    /// The tool.
+    pub tool: String,
+    /// The plugin.
+    pub plugin: String,
+    /// The plugin's sha256 (empty for pipelines and built-ins).
+    pub plugin_sha256: String,
+    /// sha256 of the arguments' JSON text as reviewed.
+    pub arguments_sha256: String,
+    /// Who decided: a reviewer's name, `standing`, or `none` when no reviewer
+    /// is configured.
+    pub reviewer: String,
+    /// The decision's kind, or `timeout` / `error`.
+    pub decision: String,
+    /// The reason of a denial, timeout or error.
+    pub reason: Option<String>,
+    /// The reviewer's revised arguments, for `edit`.
+    pub edited_arguments: Option<serde_json::Value>,
+    /// How long the review took, in milliseconds.
+    pub review_ms: u64,
+}
+
+impl AuditRecord {
+    /// Hex sha256 of `text`.
+    pub fn hash(text: &str) -> String {
+        hex::encode(Sha256::digest(text.as_bytes()))
+    }
+
+    /// The current time in the log's format.
+    pub fn now() -> String {
+        humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+    }
+}
+
+/// An append-only JSON-lines file.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl AuditLog {
+    /// Opens (or creates) the log at `path` for appending. Parent directories
+    /// are created.
+    ///
+    /// # Errors
+    /// [`AuditError`] when the file cannot be opened or created.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self, AuditError> {
+        let path = path.into();
+        let open = || -> std::io::Result<File> {
+            if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
+            let mut file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .open(&path)?;
+            // A torn last line (crash mid-append) must not swallow the next one.
+            let len = file.seek(SeekFrom::End(0))?;
+            if len > 0 {
+                file.seek(SeekFrom::Start(len - 1))?;
+                let mut last = [0u8; 1];
+                file.read_exact(&mut last)?;
+                if last[0] != b'\n' {
+                    file.write_all(b"\n")?;
+                }
+            }
+            Ok(file)
+        };
+        let file = open().map_err(|source| AuditError {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(Self {
+            path,
+            file: Mutex::new(file),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as one line and syncs it to disk.
+    ///
+    /// # Errors
+    /// The I/O error; the gate then denies the call (an unaudited decision is
+    /// not allowed to take effect).
+    pub fn append(&self, record: &AuditRecord) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let mut file = self
+            .file
+            .lock()
+            .map_err(|_| std::io::Error::other("audit log lock poisoned"))?;
+        file.write_all(&line)?;
+        file.sync_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(tool: &str) -> AuditRecord {
+        AuditRecord {
+            time: AuditRecord::now(),
+            gate: Gate::Declared,
+            tool: tool.into(),
+            plugin: "p".into(),
+            plugin_sha256: "00".into(),
+            arguments_sha256: AuditRecord::hash("{}"),
+            reviewer: "auto".into(),
+            decision: "continue".into(),
+            reason: None,
+            edited_arguments: None,
+            review_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_torn_last_line_stays_isolated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        {
+            let log = AuditLog::open(&path).unwrap();
+            log.append(&record("first")).unwrap();
+        }
+        // Simulate a crash in the middle of the second append.
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(br#"{"time": "2026-11-"#).unwrap();
+        drop(file);
+
+        let log = AuditLog::open(&path).unwrap();
+        log.append(&record("third")).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        let third: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(first["tool"], "first");
+        assert_eq!(third["tool"], "third");
+        assert!(serde_json::from_str::<serde_json::Value>(lines[1]).is_err());
+    }
+}
