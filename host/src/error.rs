@@ -228,6 +228,24 @@ pub enum LoadErrorReason {
     /// `pipelines.json` cannot be read as pipeline definitions.
     #[error("invalid pipelines file: {0}")]
     InvalidPipelines(String),
+    /// The plugin's policy file is unreadable or invalid, or refers to tools
+    /// the plugin does not provide.
+    #[error("policy: {0}")]
+    Policy(String),
+    /// The policy pins a sha256 and the component's differs.
+    #[error(
+        "sha256 is {actual} but {} requires {expected}; the file changed: \
+         check where it came from, then update the pin",
+        .policy.display()
+    )]
+    IntegrityMismatch {
+        /// The pinned sha256.
+        expected: String,
+        /// The component's sha256.
+        actual: String,
+        /// The policy file.
+        policy: PathBuf,
+    },
     /// The plugin describes no tools at all.
     #[error("describes no tools; a plugin must provide at least one")]
     NoTools,
@@ -247,6 +265,9 @@ pub enum HostError {
     /// The limits are unusable.
     #[error(transparent)]
     Limits(#[from] LimitsError),
+    /// The plugin directory cannot be watched for hot reload.
+    #[error("hot reload: {0}")]
+    Watch(String),
     /// wasmtime rejected the engine or linker configuration.
     #[error("cannot create the wasm engine: {0}")]
     Engine(String),

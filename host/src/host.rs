@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 use wasmtime::component::Linker;
 
 use crate::approval::gate::{Gatekeeper, Verdict};
@@ -17,17 +17,18 @@ use crate::approval::{Gate, ReviewRequest, Reviewer};
 use crate::audit::AuditLog;
 use crate::cache::ComponentCache;
 use crate::call::{CallContext, CallOptions, CallOutput};
+use crate::catalog::{self, Catalog, LoadContext, ReloadReport};
 use crate::context::{self, ContextPolicy};
 use crate::engine::Engine;
 use crate::error::{CallError, HostError, LoadError};
 use crate::limits::{Limits, PoolConfig};
-use crate::loader;
+use crate::loader::LoadLimits;
 use crate::pipeline::{self, ErrorStrategy, Pipeline};
 use crate::plan::reference::Output;
 use crate::plan::{self, PLAN_TOOL, Plan, PlanLimits};
-use crate::resolver::{self, Provider, Registry, Tool};
+use crate::resolver::{Provider, Tool};
 use crate::sandbox::{self, ApprovalSetup, Op, OpResult, RunSetup, SandboxState};
-use crate::spec::{Latency, ReturnBehavior, ToolMetadata, ToolSpec};
+use crate::spec::{ReturnBehavior, ToolSpec};
 
 /// Longest rendering of input or output in the per-call INFO log line, in
 /// characters (reference 000's "truncated input/output").
@@ -36,7 +37,8 @@ const LOG_PREVIEW_CHARS: usize = 200;
 /// Configures and builds a [`Host`].
 ///
 /// Defaults: no plugin directory (no tools), [`Limits::default`] for calls and
-/// for `describe`, [`PoolConfig::default`], [`PlanLimits::default`], the
+/// for `describe`, [`Limits::DEFAULT_MAX`] as the ceiling of plugin policies,
+/// [`PoolConfig::default`], [`PlanLimits::default`], the
 /// per-user component cache ([`ComponentCache::user_default`]); for approval
 /// gates no reviewer (a gated call fails with a configuration error), standing
 /// approvals in memory only, no audit log, a review timeout of
@@ -51,6 +53,7 @@ pub struct HostBuilder {
     cache: ComponentCache,
     describe_limits: Limits,
     plan_limits: PlanLimits,
+    max_limits: Option<Limits>,
     gate: Gatekeeper,
     required: BTreeSet<String>,
     context: CallContext,
@@ -67,6 +70,7 @@ impl Default for HostBuilder {
             cache: ComponentCache::user_default(),
             describe_limits: Limits::default(),
             plan_limits: PlanLimits::default(),
+            max_limits: None,
             gate: Gatekeeper::default(),
             required: BTreeSet::new(),
             context: CallContext::new(),
@@ -111,6 +115,16 @@ impl HostBuilder {
     #[must_use]
     pub fn cache(mut self, cache: ComponentCache) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// The most a plugin's policy may raise each limit to. Default:
+    /// [`Limits::DEFAULT_MAX`] with the memory cap of the pool; never below
+    /// the call limits ([`HostBuilder::limits`]). A policy above it keeps its
+    /// plugin from loading.
+    #[must_use]
+    pub fn max_limits(mut self, limits: Limits) -> Self {
+        self.max_limits = Some(limits);
         self
     }
 
@@ -208,57 +222,34 @@ impl HostBuilder {
         let engine = Engine::new(self.pool).map_err(|e| HostError::Engine(format!("{e:#}")))?;
         let linker =
             Arc::new(sandbox::linker(&engine).map_err(|e| HostError::Engine(format!("{e:#}")))?);
-        let files = match &self.plugin_dir {
-            Some(dir) => loader::plugin_files(dir)?,
-            None => Vec::new(),
-        };
-        let started = Instant::now();
-        let (described, mut load_errors) =
-            loader::load_files(&engine, &linker, &self.cache, files, &self.describe_limits).await;
-        let (mut registry, resolve_errors) = resolver::resolve(described);
-        load_errors.extend(resolve_errors);
-        registry.add_builtin(ToolSpec {
-            name: PLAN_TOOL.to_string(),
-            description: Plan::DESCRIPTION.to_string(),
-            parameters: Plan::schema(),
-            metadata: ToolMetadata {
-                category: "builtin".into(),
-                keywords: vec!["plan".into(), "batch".into(), "parallel".into()],
-                version: env!("CARGO_PKG_VERSION").into(),
-                idempotent: false,
-                parallelizable: true,
-                latency: Latency::Medium,
-                requires_approval: false,
-                return_behavior: ReturnBehavior::ToLlm,
-            },
+        let max = self.max_limits.unwrap_or(Limits {
+            memory_bytes: self.pool.max_memory_bytes,
+            ..Limits::DEFAULT_MAX
         });
-        if let Some(dir) = &self.plugin_dir {
-            match pipeline::read(dir) {
-                Ok(pipelines) => {
-                    let path = dir.join(pipeline::PIPELINES_FILE);
-                    load_errors.extend(registry.add_pipelines(&path, pipelines));
-                }
-                Err(err) => load_errors.push(err),
-            }
-        }
-        load_errors.sort_by(|a, b| a.path.cmp(&b.path));
-        for err in &load_errors {
-            tracing::error!("plugin not loaded: {err}");
-        }
-        tracing::info!(
-            tools = registry.tools().count(),
-            failed = load_errors.len(),
-            ms = started.elapsed().as_millis() as u64,
-            "plugins loaded"
-        );
-        for tool in registry.tools() {
-            tracing::trace!(
-                spec = %serde_json::to_string(tool.spec()).unwrap_or_default(),
-                "tool spec"
-            );
-        }
+        let load_limits = LoadLimits {
+            describe: self.describe_limits,
+            call: self.limits,
+            max: Limits {
+                fuel: max.fuel.max(self.limits.fuel),
+                timeout_ms: max.timeout_ms.max(self.limits.timeout_ms),
+                memory_bytes: max.memory_bytes.min(self.pool.max_memory_bytes),
+                output_bytes: max.output_bytes.max(self.limits.output_bytes),
+                ..max
+            },
+        };
+        let (catalog, _) = catalog::load(
+            &LoadContext {
+                engine: &engine,
+                linker: &linker,
+                cache: &self.cache,
+                plugin_dir: self.plugin_dir.as_deref(),
+                limits: load_limits,
+            },
+            None,
+        )
+        .await?;
         for name in &self.required {
-            if registry.get(name).is_none() {
+            if catalog.tool(name).is_none() {
                 tracing::warn!(
                     tool = name,
                     "marked as requiring approval, but no loaded tool has this name"
@@ -266,7 +257,7 @@ impl HostBuilder {
             }
         }
         if self.gate.reviewer.is_none() {
-            let gated: Vec<&str> = registry
+            let gated: Vec<&str> = catalog
                 .tools()
                 .filter(|t| {
                     t.spec().metadata.requires_approval || self.required.contains(&t.spec().name)
@@ -281,13 +272,18 @@ impl HostBuilder {
                 );
             }
         }
+        let (changes, _) = watch::channel(catalog.generation());
         Ok(Host {
             inner: Arc::new(HostInner {
                 permits: Arc::new(Semaphore::new(self.pool.max_concurrent_instances as usize)),
                 engine,
-                _linker: linker,
-                registry,
-                load_errors,
+                linker,
+                cache: self.cache,
+                plugin_dir: self.plugin_dir,
+                load_limits,
+                catalog: RwLock::new(Arc::new(catalog)),
+                reloading: tokio::sync::Mutex::new(()),
+                changes,
                 limits: self.limits,
                 plan_limits: self.plan_limits,
                 gate: Arc::new(self.gate),
@@ -324,9 +320,16 @@ pub struct Host {
 struct HostInner {
     plan_limits: PlanLimits,
     engine: Engine,
-    _linker: Arc<Linker<SandboxState>>,
-    registry: Registry,
-    load_errors: Vec<LoadError>,
+    linker: Arc<Linker<SandboxState>>,
+    cache: ComponentCache,
+    plugin_dir: Option<PathBuf>,
+    load_limits: LoadLimits,
+    /// The catalog being served; replaced whole by a reload.
+    catalog: RwLock<Arc<Catalog>>,
+    /// One reload at a time.
+    reloading: tokio::sync::Mutex<()>,
+    /// The generation of the last catalog whose tool set changed.
+    changes: watch::Sender<u64>,
     limits: Limits,
     gate: Arc<Gatekeeper>,
     required: BTreeSet<String>,
@@ -338,9 +341,11 @@ struct HostInner {
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let catalog = self.catalog();
         f.debug_struct("Host")
-            .field("tools", &self.inner.registry.tools().count())
-            .field("load_errors", &self.inner.load_errors.len())
+            .field("generation", &catalog.generation())
+            .field("tools", &catalog.tools().count())
+            .field("load_errors", &catalog.load_errors().len())
             .field("limits", &self.inner.limits)
             .finish()
     }
@@ -352,24 +357,101 @@ impl Host {
         HostBuilder::default()
     }
 
-    /// Every tool, sorted by name.
-    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.inner.registry.tools().map(Arc::as_ref)
+    /// The catalog being served now. Hold on to it to see one consistent
+    /// state across several lookups; a reload does not change it.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.inner
+            .catalog
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
-    /// Every tool's spec, sorted by name.
-    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
-        self.tools().map(Tool::spec)
+    /// Every tool, sorted by name (from the current catalog).
+    pub fn tools(&self) -> Vec<Arc<Tool>> {
+        self.catalog().tools().cloned().collect()
     }
 
-    /// The tool called `name`.
-    pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.inner.registry.get(name).map(Arc::as_ref)
+    /// Every tool's spec, sorted by name (from the current catalog).
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.catalog().specs().cloned().collect()
     }
 
-    /// The plugins that failed to load, with reasons, sorted by path.
-    pub fn load_errors(&self) -> &[LoadError] {
-        &self.inner.load_errors
+    /// The tool called `name` in the current catalog.
+    pub fn tool(&self, name: &str) -> Option<Arc<Tool>> {
+        self.catalog().tool(name).cloned()
+    }
+
+    /// The files that failed to load, with reasons, sorted by path.
+    pub fn load_errors(&self) -> Vec<LoadError> {
+        self.catalog().load_errors().to_vec()
+    }
+
+    /// Reloads the plugin directory: new and changed plugins (and policies)
+    /// are compiled and described off the serving path, then the whole
+    /// catalog is swapped in at once. Calls in flight finish on the catalog
+    /// they started with. A plugin whose new file fails to load keeps serving
+    /// its previous version. When the tool set changed, subscribers
+    /// ([`Host::subscribe`]) are told the new generation.
+    ///
+    /// # Errors
+    /// [`HostError::PluginDir`] when the directory cannot be listed; the
+    /// current catalog stays in service.
+    pub async fn reload(&self) -> Result<ReloadReport, HostError> {
+        let _one_at_a_time = self.inner.reloading.lock().await;
+        let previous = self.catalog();
+        let (next, kept) = catalog::load(
+            &LoadContext {
+                engine: &self.inner.engine,
+                linker: &self.inner.linker,
+                cache: &self.inner.cache,
+                plugin_dir: self.inner.plugin_dir.as_deref(),
+                limits: self.inner.load_limits,
+            },
+            Some(&previous),
+        )
+        .await?;
+        let report = catalog::diff(&previous, &next, kept);
+        *self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(next);
+        if report.tools_changed() {
+            tracing::info!(
+                generation = report.generation,
+                added = ?report.added,
+                removed = ?report.removed,
+                updated = ?report.updated,
+                "tool set changed"
+            );
+            self.inner.changes.send_replace(report.generation);
+        }
+        Ok(report)
+    }
+
+    /// A receiver that sees the catalog generation each time the tool set
+    /// changes (tools added, removed or updated), e.g. to send MCP's
+    /// `notifications/tools/list_changed`.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Watches the plugin directory and reloads ([`Host::reload`]) when a
+    /// plugin, a policy or `pipelines.json` changes, until the returned
+    /// [`Watcher`](crate::watch::Watcher) is dropped. Call it inside a tokio
+    /// runtime.
+    ///
+    /// # Errors
+    /// [`HostError::Watch`] without a plugin directory or when it cannot be
+    /// watched.
+    pub fn watch(&self) -> Result<crate::watch::Watcher, HostError> {
+        crate::watch::start(self)
+    }
+
+    /// The plugin directory, if the host has one.
+    pub fn plugin_dir(&self) -> Option<&Path> {
+        self.inner.plugin_dir.as_deref()
     }
 
     /// The default limits of every call.
@@ -386,12 +468,19 @@ impl Host {
                 .is_some_and(|t| t.spec().metadata.requires_approval)
     }
 
-    /// The context policy of the plugin named `plugin`.
-    pub fn context_policy(&self, plugin: &str) -> &ContextPolicy {
-        self.inner
-            .context_policies
-            .get(plugin)
-            .unwrap_or(&self.inner.default_context_policy)
+    /// The context policy of the plugin named `plugin`: the host
+    /// configuration's ([`HostBuilder::context_policy`]) if set, else the
+    /// plugin's policy file's `[context]`, else the host default.
+    pub fn context_policy(&self, plugin: &str) -> ContextPolicy {
+        if let Some(policy) = self.inner.context_policies.get(plugin) {
+            return policy.clone();
+        }
+        self.catalog()
+            .tools()
+            .filter_map(|t| t.plugin())
+            .find(|p| p.name() == plugin)
+            .and_then(|p| p.policy().context.clone())
+            .unwrap_or_else(|| self.inner.default_context_policy.clone())
     }
 
     /// Calls `name` with `arguments` (JSON text of an object).
@@ -457,13 +546,13 @@ impl Host {
     /// [`PlanError`](crate::plan::PlanError) as
     /// [`CallError::InvalidArguments`] naming each problem.
     pub fn validate_plan(&self, plan: &str) -> Result<Plan, CallError> {
-        Plan::parse(plan, &self.inner.plan_limits, |t| {
-            self.inner.registry.get(t).is_some()
-        })
-        .map_err(|err| CallError::InvalidArguments {
-            tool: PLAN_TOOL.to_string(),
-            problems: err.problems,
-            code: None,
+        let catalog = self.catalog();
+        Plan::parse(plan, &self.inner.plan_limits, |t| catalog.tool(t).is_some()).map_err(|err| {
+            CallError::InvalidArguments {
+                tool: PLAN_TOOL.to_string(),
+                problems: err.problems,
+                code: None,
+            }
         })
     }
 
@@ -561,14 +650,15 @@ impl Host {
         options: &CallOptions,
         started: Instant,
     ) -> Result<CallOutput, CallError> {
-        let tool = self
-            .inner
-            .registry
-            .get(name)
+        let catalog = self.catalog();
+        let tool = catalog
+            .tool(name)
+            .cloned()
             .ok_or_else(|| CallError::UnknownTool {
                 name: name.to_string(),
-                suggestion: self.inner.registry.suggest(name),
+                suggestion: catalog.registry.suggest(name),
             })?;
+        drop(catalog);
         let invalid = |problems: Vec<String>| CallError::InvalidArguments {
             tool: name.to_string(),
             problems,
@@ -589,7 +679,8 @@ impl Host {
         };
         // The declared gate: before any pool slot is taken or guest code runs.
         let edited;
-        let arguments = if self.requires_approval(name) {
+        let gated = self.inner.required.contains(name) || tool.spec().metadata.requires_approval;
+        let arguments = if gated {
             let request = ReviewRequest {
                 gate: Gate::Declared,
                 tool: name.to_string(),
@@ -631,12 +722,12 @@ impl Host {
             Provider::Builtin => return self.run_builtin(name, arguments, options, started).await,
             Provider::Pipeline(pipeline) => {
                 return self
-                    .run_pipeline(name, pipeline, &value, options, started)
+                    .run_pipeline(name, pipeline.as_ref(), &value, options, started)
                     .await;
             }
         };
 
-        let limits = options.limits.unwrap_or(self.inner.limits);
+        let limits = options.limits.unwrap_or(*plugin.limits());
         limits
             .validate(self.inner.engine.pool())
             .map_err(|err| CallError::Internal {
@@ -664,6 +755,7 @@ impl Host {
             limits: &limits,
             plugin: plugin.name_arc(),
             tool: Arc::from(name),
+            grants: plugin.grants(),
             approval: ApprovalSetup {
                 gate: self.inner.gate.clone(),
                 plugin_sha256,
@@ -675,7 +767,11 @@ impl Host {
         let (context, withheld) = context::effective(
             &self.inner.context,
             &options.context,
-            self.context_policy(plugin.name()),
+            self.inner
+                .context_policies
+                .get(plugin.name())
+                .or(plugin.policy().context.as_ref())
+                .unwrap_or(&self.inner.default_context_policy),
         );
         if !withheld.is_empty() {
             tracing::debug!(
@@ -686,7 +782,8 @@ impl Host {
             );
         }
         let op = Op::Call {
-            name,
+            // The guest knows the tool by its own name, whatever the policy shows.
+            name: tool.guest_name(),
             arguments,
             context,
         };

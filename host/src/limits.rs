@@ -56,6 +56,18 @@ impl Limits {
     /// Default stdout/stderr capture: 64 KiB each.
     pub const DEFAULT_STDIO_BYTES: usize = 64 << 10;
 
+    /// The default ceiling of what a plugin's policy may grant
+    /// ([`HostBuilder::max_limits`](crate::HostBuilder::max_limits)): 1e10
+    /// fuel, 300 000 ms, 1 GiB of memory (capped by the pool), 16 MiB of
+    /// output, 1 MiB of stdio.
+    pub const DEFAULT_MAX: Limits = Limits {
+        fuel: 10_000_000_000,
+        timeout_ms: 300_000,
+        memory_bytes: 1 << 30,
+        output_bytes: 16 << 20,
+        stdio_bytes: 1 << 20,
+    };
+
     /// The wall-clock deadline as a [`Duration`].
     pub fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms)

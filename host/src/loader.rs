@@ -1,8 +1,10 @@
-//! The loader: finds `*.wasm` files in the plugin directory, compiles them in
+//! The loader: finds `*.wasm` files in the plugin directory, reads each one's
+//! policy ([`crate::policy`]), checks its integrity pin, compiles them in
 //! parallel (through the [`ComponentCache`]), links them against the sandbox's
 //! imports into an `InstancePre`, and runs each plugin's `describe` once inside
 //! the sandbox. A file that fails any step becomes a [`LoadError`] naming the
-//! file and the reason; the others load regardless.
+//! file and the reason; the others load regardless. On a reload, a plugin whose
+//! bytes and policy text are unchanged is reused as it is.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,16 +18,35 @@ use crate::cache::{CacheOutcome, ComponentCache};
 use crate::engine::Engine;
 use crate::error::{HostError, LoadError, LoadErrorReason};
 use crate::limits::Limits;
+use crate::policy::{Policy, policy_path};
+use crate::sandbox::grants::Grants;
 use crate::sandbox::{self, ApprovalSetup, Op, OpResult, RunSetup, SandboxState};
 use crate::spec::RawSpec;
 
 /// A loaded plugin: one component file, compiled and linked, ready to
-/// instantiate once per call.
+/// instantiate once per call, with its policy.
 pub struct Plugin {
     path: PathBuf,
     name: Arc<str>,
     sha256: String,
     pre: PluginPre<SandboxState>,
+    policy: Arc<Policy>,
+    /// The policy file's text, to notice changes on reload.
+    policy_source: Option<String>,
+    grants: Grants,
+    limits: Limits,
+}
+
+/// A plugin and the specs its `describe` returned.
+pub(crate) type Described = (Arc<Plugin>, Vec<RawSpec>);
+
+/// The limits the loader needs: for `describe`, the host's call defaults that
+/// a policy overrides, and the maximums it may not exceed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoadLimits {
+    pub describe: Limits,
+    pub call: Limits,
+    pub max: Limits,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -60,6 +81,28 @@ impl Plugin {
     pub(crate) fn pre(&self) -> &PluginPre<SandboxState> {
         &self.pre
     }
+
+    /// The plugin's policy ([`Policy::none`] without a policy file).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub(crate) fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
+    /// The limits of its calls: the host's defaults with the policy's
+    /// overrides.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
+/// What a compile task produced.
+enum Compiled {
+    /// Bytes and policy unchanged since the previous load.
+    Reused(Described),
+    Fresh(Plugin),
 }
 
 /// The `*.wasm` files directly inside `dir`, sorted by file name.
@@ -85,21 +128,63 @@ pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, HostError> {
 const WASM_MAGIC: &[u8; 4] = b"\0asm";
 const CORE_VERSION: [u8; 4] = [1, 0, 0, 0];
 
-/// Reads, compiles and links one file. Runs on a blocking thread.
+/// Reads the policy, reads and checks the bytes, and compiles and links one
+/// file, unless `previous` holds the same bytes under the same policy. Runs on
+/// a blocking thread.
 fn compile_one(
     engine: &Engine,
     linker: &Linker<SandboxState>,
     cache: &ComponentCache,
     path: &Path,
-) -> Result<Plugin, LoadErrorReason> {
+    limits: &LoadLimits,
+    previous: Option<&Described>,
+) -> Result<Compiled, LoadErrorReason> {
+    let policy_file = policy_path(path);
+    let policy_source = match std::fs::read_to_string(&policy_file) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(LoadErrorReason::Policy(format!(
+                "cannot read {}: {err}",
+                policy_file.display()
+            )));
+        }
+    };
     let bytes = std::fs::read(path).map_err(|e| LoadErrorReason::Io(e.to_string()))?;
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    if let Some((plugin, specs)) = previous
+        && plugin.sha256 == sha256
+        && plugin.policy_source == policy_source
+    {
+        return Ok(Compiled::Reused((plugin.clone(), specs.clone())));
+    }
+    let policy = match &policy_source {
+        None => Policy::none(),
+        Some(text) => Policy::parse(text, &policy_file)
+            .map_err(|err| LoadErrorReason::Policy(err.to_string()))?,
+    };
+    if let Some(expected) = &policy.sha256
+        && *expected != sha256
+    {
+        return Err(LoadErrorReason::IntegrityMismatch {
+            expected: expected.clone(),
+            actual: sha256,
+            policy: policy_file,
+        });
+    }
+    if let Some((knob, value, max)) = policy.limits.above(&limits.max) {
+        return Err(LoadErrorReason::Policy(format!(
+            "{}: limits.{knob} = {value} exceeds the host's maximum of {max}; lower it, \
+             or raise the maximum (HostBuilder::max_limits)",
+            policy_file.display()
+        )));
+    }
     if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
         return Err(LoadErrorReason::NotWasm);
     }
     if bytes[4..8] == CORE_VERSION {
         return Err(LoadErrorReason::CoreModule);
     }
-    let sha256 = hex::encode(Sha256::digest(&bytes));
     let started = Instant::now();
     let (component, outcome) = cache
         .load_or_compile(engine, &bytes, &sha256)
@@ -119,29 +204,38 @@ fn compile_one(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(Plugin {
+    let grants = Grants::from_policy(&policy, &name);
+    Ok(Compiled::Fresh(Plugin {
         path: path.to_path_buf(),
         name: name.into(),
         sha256,
         pre,
-    })
+        limits: policy.limits.apply(limits.call),
+        policy: Arc::new(policy),
+        policy_source,
+        grants,
+    }))
 }
 
-/// Compiles every file in parallel, then describes each plugin in the sandbox
-/// under `limits`. Returns the described plugins in file order, and the files
-/// that failed.
+/// Compiles every file in parallel (reusing what `previous` already holds
+/// unchanged), then describes each new plugin in the sandbox under
+/// `limits.describe`. Returns the described plugins in file order, and the
+/// files that failed.
 pub(crate) async fn load_files(
     engine: &Engine,
     linker: &Arc<Linker<SandboxState>>,
     cache: &ComponentCache,
     files: Vec<PathBuf>,
-    limits: &Limits,
-) -> (Vec<(Arc<Plugin>, Vec<RawSpec>)>, Vec<LoadError>) {
+    limits: &LoadLimits,
+    previous: &std::collections::BTreeMap<PathBuf, Described>,
+) -> (Vec<Described>, Vec<LoadError>) {
     let mut tasks = tokio::task::JoinSet::new();
     for (index, path) in files.into_iter().enumerate() {
         let (engine, linker, cache) = (engine.clone(), linker.clone(), cache.clone());
+        let limits = *limits;
+        let previous = previous.get(&path).cloned();
         tasks.spawn_blocking(move || {
-            let result = compile_one(&engine, &linker, &cache, &path);
+            let result = compile_one(&engine, &linker, &cache, &path, &limits, previous.as_ref());
             (index, path, result)
         });
     }
@@ -157,9 +251,15 @@ pub(crate) async fn load_files(
     compiled.sort_by_key(|(index, _)| *index);
 
     let mut described = Vec::new();
-    for (_, plugin) in compiled {
-        let plugin = Arc::new(plugin);
-        match describe(engine, &plugin, limits).await {
+    for (_, compiled) in compiled {
+        let plugin = match compiled {
+            Compiled::Reused(done) => {
+                described.push(done);
+                continue;
+            }
+            Compiled::Fresh(plugin) => Arc::new(plugin),
+        };
+        match describe(engine, &plugin, &limits.describe).await {
             Ok(specs) => described.push((plugin, specs)),
             Err(reason) => errors.push(LoadError {
                 path: plugin.path.clone(),
@@ -183,6 +283,8 @@ async fn describe(
         limits,
         plugin: plugin.name.clone(),
         tool: Arc::from("describe"),
+        // `describe` runs with nothing granted, whatever the policy says.
+        grants: &Grants::none(),
         // No reviewer: a `describe` that asks for approval gets a
         // configuration error and exit-early.
         approval: ApprovalSetup::default(),

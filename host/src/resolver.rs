@@ -38,6 +38,9 @@ pub const RESERVED_NAMES: &[&str] = &["execute_tool_plan"];
 /// arguments.
 pub struct Tool {
     spec: ToolSpec,
+    /// The name the plugin itself uses for the tool (before a policy's prefix
+    /// and renames); what the guest's `call` receives.
+    guest_name: String,
     provider: Provider,
     validator: Arc<jsonschema::Validator>,
     /// Held during a call when the tool is not parallelizable.
@@ -84,6 +87,12 @@ impl Tool {
             Provider::Pipeline(pipeline) => Some(pipeline),
             _ => None,
         }
+    }
+
+    /// The name the plugin declares for this tool; differs from
+    /// `spec().name` when the plugin's policy renames or prefixes it.
+    pub fn guest_name(&self) -> &str {
+        &self.guest_name
     }
 
     pub(crate) fn provider(&self) -> &Provider {
@@ -206,6 +215,7 @@ impl Registry {
             self.tools.insert(
                 spec.name.clone(),
                 Arc::new(Tool {
+                    guest_name: spec.name.clone(),
                     spec,
                     provider: Provider::Pipeline(Arc::new(pipeline)),
                     validator: Arc::new(validator),
@@ -225,6 +235,7 @@ impl Registry {
         self.tools.insert(
             spec.name.clone(),
             Arc::new(Tool {
+                guest_name: spec.name.clone(),
                 spec,
                 provider: Provider::Builtin,
                 validator: Arc::new(validator),
@@ -330,11 +341,36 @@ pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry,
             errors.push(fail(LoadErrorReason::NoTools));
             continue;
         }
-        let mut accepted: Vec<(ToolSpec, jsonschema::Validator)> = Vec::new();
-        for raw in raws {
+        let policy = plugin.policy();
+        let declared: Vec<&str> = raws.iter().map(|r| r.name.as_str()).collect();
+        if let Some((field, name)) = policy
+            .tool_names()
+            .find(|(_, name)| !declared.contains(name))
+        {
+            errors.push(fail(LoadErrorReason::Policy(format!(
+                "{}: {field} names `{name}`, which this plugin does not provide \
+                 (it provides: {})",
+                policy.path.display(),
+                declared.join(", ")
+            ))));
+            continue;
+        }
+        let mut accepted: Vec<(ToolSpec, jsonschema::Validator, String)> = Vec::new();
+        for mut raw in raws {
+            // The policy's presentation and approval apply before the rules, so
+            // a shown name is checked like any name.
+            let guest_name = raw.name.clone();
+            raw.name = policy.shown_name(&guest_name);
+            if let Some(note) = policy.notes.get(&guest_name) {
+                raw.description = format!("{}\n\nNote: {note}", raw.description.trim_end());
+            }
+            if policy.require_approval.contains(&guest_name) {
+                raw.metadata.requires_approval = true;
+            }
             match check_spec(raw) {
-                Ok(checked) => {
-                    if accepted.iter().any(|(s, _)| s.name == checked.0.name) {
+                Ok((spec, validator)) => {
+                    let checked = (spec, validator, guest_name);
+                    if accepted.iter().any(|(s, _, _)| s.name == checked.0.name) {
                         errors.push(fail(LoadErrorReason::InvalidSpec {
                             tool: checked.0.name,
                             problem: "the plugin describes this name twice; rename one".into(),
@@ -349,9 +385,9 @@ pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry,
                 }
             }
         }
-        if let Some((spec, _)) = accepted
+        if let Some((spec, _, _)) = accepted
             .iter()
-            .find(|(s, _)| registry.tools.contains_key(&s.name))
+            .find(|(s, _, _)| registry.tools.contains_key(&s.name))
         {
             let other = registry.tools[&spec.name]
                 .plugin()
@@ -363,10 +399,11 @@ pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry,
             }));
             continue;
         }
-        for (spec, validator) in accepted {
+        for (spec, validator, guest_name) in accepted {
             match registry.tools.entry(spec.name.clone()) {
                 Entry::Vacant(slot) => {
                     slot.insert(Arc::new(Tool {
+                        guest_name,
                         spec,
                         provider: Provider::Plugin(plugin.clone()),
                         validator: Arc::new(validator),

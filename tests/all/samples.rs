@@ -22,7 +22,8 @@ async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallEr
 #[tokio::test]
 async fn every_sample_tool_is_described_for_a_model() {
     let (_dir, host) = samples().await;
-    let names: Vec<&str> = host.specs().map(|s| s.name.as_str()).collect();
+    let specs = host.specs();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -43,7 +44,7 @@ async fn every_sample_tool_is_described_for_a_model() {
             "word_count"
         ]
     );
-    for spec in host.specs() {
+    for spec in &specs {
         assert!(!spec.description.is_empty() && !spec.metadata.category.is_empty());
         assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
         // Doc comments on argument fields become parameter descriptions.

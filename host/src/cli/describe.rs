@@ -29,6 +29,7 @@ impl DescribeCmd {
         let Some(tool) = host.tool(&self.tool) else {
             let suggestion = host
                 .tools()
+                .into_iter()
                 .map(|t| t.spec().name.clone())
                 .find(|n| n.eq_ignore_ascii_case(&self.tool));
             return Err(anyhow!(CallError::UnknownTool {

@@ -25,6 +25,7 @@ impl ListCmd {
         if self.json {
             let tools: Vec<_> = host
                 .tools()
+                .into_iter()
                 .map(|t| {
                     json!({
                         "name": t.spec().name,
@@ -45,6 +46,7 @@ impl ListCmd {
         }
         let rows: Vec<[String; 4]> = host
             .tools()
+            .into_iter()
             .map(|t| {
                 [
                     t.spec().name.clone(),

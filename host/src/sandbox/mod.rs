@@ -3,15 +3,20 @@
 //! before any guest code runs. This module is the only place guest code is
 //! executed; `describe` at load time goes through it too.
 //!
-//! What a guest gets (all of it, nothing configurable yet):
+//! What a guest gets by default (a plugin's policy can add directories,
+//! environment variables and HTTP destinations, see [`grants`]):
 //! - WASI with no preopened directories, no environment variables, no arguments,
 //!   stdin closed, TCP, UDP and name lookup disabled, every socket address
 //!   denied; wall and monotonic clocks and random numbers are available.
 //! - stdout and stderr captured to bounded buffers ([`stdio::Capture`]) and
 //!   logged after the call.
 //! - The `corral:tool/host` imports: `log`, `progress`, `request-approval`.
-//! - No `wasi:http`: it is not linked, so a component importing it fails to load.
+//! - `wasi:http` outgoing requests, each checked against the plugin's allow-list
+//!   in the `send_request` hook; the default allow-list is empty, so every
+//!   request fails inside the guest with `HTTP-request-denied`. Raw sockets stay
+//!   off whatever the policy says.
 
+pub mod grants;
 pub mod stdio;
 
 use std::sync::{Arc, Mutex};
@@ -20,6 +25,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::approval::gate::{Gatekeeper, Verdict};
 use crate::approval::{Gate, ReviewRequest};
@@ -28,6 +34,7 @@ use crate::bindings::{Plugin, PluginPre};
 use crate::engine::Engine;
 use crate::error::CallError;
 use crate::limits::Limits;
+use grants::{Grants, HttpGate};
 use stdio::Capture;
 
 /// Longest guest log or progress message kept, in bytes; the rest is cut.
@@ -36,20 +43,23 @@ pub const MAX_LOG_MESSAGE_BYTES: usize = 4096;
 /// Receives a guest's `progress(message)` calls: `(tool, message)`.
 pub type ProgressSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
-/// Builds the linker every plugin is instantiated with: WASI p2 (async) plus the
-/// `corral:tool/host` interface. Nothing else, in particular no `wasi:http`.
+/// Builds the linker every plugin is instantiated with: WASI p2 (async),
+/// `wasi:http` (outgoing, gated per call by [`grants::HttpGate`]) and the
+/// `corral:tool/host` interface.
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<SandboxState>> {
     let mut linker = Linker::new(engine.wasmtime());
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(&mut linker, |state| state)?;
     Ok(linker)
 }
 
-/// The WASI context of every call: everything denied, stdio captured.
-fn deny_all_wasi(stdout: &Capture, stderr: &Capture) -> WasiCtx {
+/// The WASI context of a call: everything denied but what `grants` adds,
+/// stdio captured.
+fn wasi_ctx(grants: &Grants, stdout: &Capture, stderr: &Capture) -> std::io::Result<WasiCtx> {
     // `WasiCtxBuilder::new()` already has no env, args or preopens, a closed
     // stdin and every socket address denied; the explicit calls below make the
-    // network denial independent of that default.
+    // network denial independent of that default. No grant turns sockets on.
     let mut builder = WasiCtxBuilder::new();
     builder
         .stdout(stdout.clone())
@@ -57,7 +67,8 @@ fn deny_all_wasi(stdout: &Capture, stderr: &Capture) -> WasiCtx {
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
-    builder.build()
+    grants.apply(&mut builder)?;
+    Ok(builder.build())
 }
 
 /// `StoreLimits` plus a record of whether a growth was refused, so that the trap
@@ -170,6 +181,8 @@ impl Budget {
 /// The per-call store data.
 pub(crate) struct SandboxState {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    http_gate: HttpGate,
     table: ResourceTable,
     limiter: Limiter,
     stderr: Capture,
@@ -182,6 +195,16 @@ pub(crate) struct SandboxState {
     rejected: Option<String>,
     /// A configuration error met while reviewing (no reviewer, no terminal).
     config_error: Option<CallError>,
+}
+
+impl WasiHttpView for SandboxState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_gate,
+        }
+    }
 }
 
 impl WasiView for SandboxState {
@@ -280,6 +303,9 @@ pub(crate) enum Failure {
     StackOverflow,
     /// Any other trap; the text includes the guest's panic message if it printed one.
     Trap(String),
+    /// The sandbox could not be set up (a granted directory is gone); no guest
+    /// code ran.
+    Setup(String),
 }
 
 impl Failure {
@@ -302,6 +328,7 @@ impl Failure {
             },
             Failure::StackOverflow => CallError::StackOverflow { tool },
             Failure::Trap(message) => CallError::Trapped { tool, message },
+            Failure::Setup(message) => CallError::Internal { tool, message },
         }
     }
 }
@@ -313,7 +340,7 @@ impl std::fmt::Display for Failure {
             Failure::Timeout => f.write_str("exceeded its deadline"),
             Failure::MemoryLimit => f.write_str("hit the memory cap"),
             Failure::StackOverflow => f.write_str("overflowed its stack"),
-            Failure::Trap(message) => f.write_str(message),
+            Failure::Trap(message) | Failure::Setup(message) => f.write_str(message),
         }
     }
 }
@@ -358,6 +385,7 @@ pub(crate) struct RunSetup<'a> {
     pub limits: &'a Limits,
     pub plugin: Arc<str>,
     pub tool: Arc<str>,
+    pub grants: &'a Grants,
     pub approval: ApprovalSetup,
     pub progress: Option<ProgressSink>,
 }
@@ -369,8 +397,27 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
     let stdout = Capture::new(limits.stdio_bytes);
     let stderr = Capture::new(limits.stdio_bytes);
     let budget = Arc::new(Budget::new(limits.timeout()));
+    let wasi = match wasi_ctx(setup.grants, &stdout, &stderr) {
+        Ok(wasi) => wasi,
+        Err(err) => {
+            let report = RunReport {
+                fuel_consumed: 0,
+                stdout: (String::new(), 0),
+                stderr: (String::new(), 0),
+                rejected: None,
+                config_error: None,
+            };
+            return (Err(Failure::Setup(err.to_string())), report);
+        }
+    };
     let state = SandboxState {
-        wasi: deny_all_wasi(&stdout, &stderr),
+        wasi,
+        http: WasiHttpCtx::new(),
+        http_gate: HttpGate {
+            allow: setup.grants.http_allow.clone(),
+            plugin: setup.plugin.clone(),
+            tool: setup.tool.clone(),
+        },
         table: ResourceTable::new(),
         limiter: Limiter {
             inner: StoreLimitsBuilder::new()

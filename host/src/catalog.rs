@@ -1,0 +1,239 @@
+//! The [`Catalog`]: one loaded state of the plugin directory (resolved tools,
+//! load errors, the plugins behind them), and how a new one is built from the
+//! directory and the previous one.
+//!
+//! A host serves one catalog at a time and replaces it whole on reload
+//! ([`Host::reload`](crate::Host::reload)): each call takes the current catalog
+//! when it starts and finishes on it, so a reload never changes a call in
+//! flight. Building a catalog happens off the serving path; unchanged plugins
+//! (same bytes, same policy text) are reused without compiling or describing
+//! them again, and a plugin whose new file fails to load keeps its previous
+//! version.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use wasmtime::component::Linker;
+
+use crate::cache::ComponentCache;
+use crate::engine::Engine;
+use crate::error::{HostError, LoadError};
+use crate::loader::{self, Described, LoadLimits};
+use crate::pipeline;
+use crate::plan::{PLAN_TOOL, Plan};
+use crate::resolver::{self, Registry, Tool};
+use crate::sandbox::SandboxState;
+use crate::spec::{Latency, ReturnBehavior, ToolMetadata, ToolSpec};
+
+/// The tools a host serves at one moment.
+#[derive(Debug)]
+pub struct Catalog {
+    generation: u64,
+    pub(crate) registry: Registry,
+    load_errors: Vec<LoadError>,
+    plugins: BTreeMap<PathBuf, Described>,
+}
+
+impl Catalog {
+    /// Starts at 1 and grows by one with every reload.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.registry.tools()
+    }
+
+    /// Every tool's spec, sorted by name.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.registry.tools().map(|t| t.spec())
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.registry.get(name)
+    }
+
+    /// The files that failed to load, with reasons, sorted by path. A file
+    /// listed here may still be served in its previous version (see
+    /// [`ReloadReport::kept`]).
+    pub fn load_errors(&self) -> &[LoadError] {
+        &self.load_errors
+    }
+}
+
+/// What a reload changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// The new catalog's generation.
+    pub generation: u64,
+    /// Tool names served now and not before, sorted.
+    pub added: Vec<String>,
+    /// Tool names served before and not now, sorted.
+    pub removed: Vec<String>,
+    /// Tool names served before and now whose spec, plugin build or policy
+    /// changed, sorted.
+    pub updated: Vec<String>,
+    /// Plugin files whose new content failed to load and whose previous
+    /// version is still served.
+    pub kept: Vec<PathBuf>,
+    /// Every load error of the new catalog.
+    pub errors: Vec<LoadError>,
+}
+
+impl ReloadReport {
+    /// Whether the tool set a client sees (names, descriptions, schemas,
+    /// metadata) changed: when to send MCP's
+    /// `notifications/tools/list_changed`.
+    pub fn tools_changed(&self) -> bool {
+        !(self.added.is_empty() && self.removed.is_empty() && self.updated.is_empty())
+    }
+}
+
+/// What building a catalog needs from the host.
+pub(crate) struct LoadContext<'a> {
+    pub engine: &'a Engine,
+    pub linker: &'a Arc<Linker<SandboxState>>,
+    pub cache: &'a ComponentCache,
+    pub plugin_dir: Option<&'a Path>,
+    pub limits: LoadLimits,
+}
+
+/// Builds the next catalog from the plugin directory.
+///
+/// # Errors
+/// [`HostError::PluginDir`] when the directory cannot be listed.
+pub(crate) async fn load(
+    ctx: &LoadContext<'_>,
+    previous: Option<&Catalog>,
+) -> Result<(Catalog, Vec<PathBuf>), HostError> {
+    let started = Instant::now();
+    let files = match ctx.plugin_dir {
+        Some(dir) => loader::plugin_files(dir)?,
+        None => Vec::new(),
+    };
+    let empty = BTreeMap::new();
+    let before = previous.map_or(&empty, |c| &c.plugins);
+    let (mut described, mut load_errors) = loader::load_files(
+        ctx.engine,
+        ctx.linker,
+        ctx.cache,
+        files.clone(),
+        &ctx.limits,
+        before,
+    )
+    .await;
+    // A file that is half-written or invalid never replaces a working version.
+    let mut kept = Vec::new();
+    for err in &load_errors {
+        if let Some(old) = before.get(&err.path)
+            && files.contains(&err.path)
+        {
+            tracing::error!(
+                "{err}; still serving the version with sha256 {}",
+                old.0.sha256()
+            );
+            described.push(old.clone());
+            kept.push(err.path.clone());
+        }
+    }
+    described.sort_by(|a, b| a.0.path().cmp(b.0.path()));
+    let plugins: BTreeMap<PathBuf, Described> = described
+        .iter()
+        .map(|d| (d.0.path().to_path_buf(), d.clone()))
+        .collect();
+
+    let (mut registry, resolve_errors) = resolver::resolve(described);
+    load_errors.extend(resolve_errors);
+    registry.add_builtin(plan_tool_spec());
+    if let Some(dir) = ctx.plugin_dir {
+        match pipeline::read(dir) {
+            Ok(pipelines) => {
+                let path = dir.join(pipeline::PIPELINES_FILE);
+                load_errors.extend(registry.add_pipelines(&path, pipelines));
+            }
+            Err(err) => load_errors.push(err),
+        }
+    }
+    load_errors.sort_by(|a, b| a.path.cmp(&b.path));
+    for err in &load_errors {
+        if !kept.contains(&err.path) {
+            tracing::error!("plugin not loaded: {err}");
+        }
+    }
+    let generation = previous.map_or(1, |c| c.generation + 1);
+    tracing::info!(
+        generation,
+        tools = registry.tools().count(),
+        failed = load_errors.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "plugins loaded"
+    );
+    for tool in registry.tools() {
+        tracing::trace!(
+            spec = %serde_json::to_string(tool.spec()).unwrap_or_default(),
+            "tool spec"
+        );
+    }
+    Ok((
+        Catalog {
+            generation,
+            registry,
+            load_errors,
+            plugins,
+        },
+        kept,
+    ))
+}
+
+/// Compares two catalogs tool by tool.
+pub(crate) fn diff(old: &Catalog, new: &Catalog, kept: Vec<PathBuf>) -> ReloadReport {
+    let mut report = ReloadReport {
+        generation: new.generation,
+        kept,
+        errors: new.load_errors.clone(),
+        ..ReloadReport::default()
+    };
+    for tool in new.tools() {
+        match old.tool(&tool.spec().name) {
+            None => report.added.push(tool.spec().name.clone()),
+            Some(before) => {
+                let build = |t: &Tool| {
+                    t.plugin()
+                        .map(|p| (p.sha256().to_string(), p.policy().clone()))
+                };
+                if before.spec() != tool.spec() || build(before) != build(tool) {
+                    report.updated.push(tool.spec().name.clone());
+                }
+            }
+        }
+    }
+    for tool in old.tools() {
+        if new.tool(&tool.spec().name).is_none() {
+            report.removed.push(tool.spec().name.clone());
+        }
+    }
+    report
+}
+
+/// The built-in `execute_tool_plan` spec.
+fn plan_tool_spec() -> ToolSpec {
+    ToolSpec {
+        name: PLAN_TOOL.to_string(),
+        description: Plan::DESCRIPTION.to_string(),
+        parameters: Plan::schema(),
+        metadata: ToolMetadata {
+            category: "builtin".into(),
+            keywords: vec!["plan".into(), "batch".into(), "parallel".into()],
+            version: env!("CARGO_PKG_VERSION").into(),
+            idempotent: false,
+            parallelizable: true,
+            latency: Latency::Medium,
+            requires_approval: false,
+            return_behavior: ReturnBehavior::ToLlm,
+        },
+    }
+}
