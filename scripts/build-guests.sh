@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SAMPLES=(text math json encode notes)
+SAMPLES=(text math json encode notes fetch)
 
 if ! rustup target list --installed | grep -qx wasm32-wasip2; then
   echo "==> installing the wasm32-wasip2 target"
@@ -21,6 +21,11 @@ mkdir -p plugins
 for name in "${SAMPLES[@]}"; do
   cp "target/guests/wasm32-wasip2/release/${name}.wasm" "plugins/${name}.wasm"
 done
+# Policies of the samples that need capabilities, and the notes plugin's directory.
+for policy in sample-tools/*/*.policy.toml; do
+  cp "$policy" plugins/
+done
+mkdir -p plugins/notes-data
 # The example pipelines are compound tools over the sample tools.
 cp examples/pipelines/pipelines.json plugins/pipelines.json
 echo "==> plugins/: $(ls plugins | tr '\n' ' ')"

@@ -57,3 +57,27 @@ trap 'rm -rf "$big" "$audit"' EXIT
 run call notes_delete '{"name": "taxes"}' --approve rules:examples/approvals/rules.toml --audit-log "$audit/audit.jsonl"
 step "cat audit.jsonl"
 cat "$audit/audit.jsonl"
+
+echo
+echo "==> policies: what each plugin is granted, in words:"
+run policy check
+echo
+echo "==> notes has a read-write grant on plugins/notes-data; writing needs approval (auto here):"
+run call notes_write '{"name": "draft-demo", "text": "written by the demo"}' --approve auto
+run call notes_list
+echo "    ...and the rules file lets drafts be deleted:"
+run call notes_delete '{"name": "draft-demo"}' --approve rules:examples/approvals/rules.toml
+echo
+echo "==> fetch may reach http://127.0.0.1:8765 (a local server started for the demo) and"
+echo "    nothing else; any other destination is refused by the host (exit code 1):"
+www=$(mktemp -d)
+echo "hello from the demo server" > "$www/hello.txt"
+python3 -m http.server 8765 --bind 127.0.0.1 --directory "$www" >/dev/null 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$big" "$audit" "$www"' EXIT
+for _ in $(seq 50); do
+  (exec 3<>/dev/tcp/127.0.0.1/8765) 2>/dev/null && break
+  sleep 0.1
+done
+run call fetch_url '{"url": "http://127.0.0.1:8765/hello.txt"}'
+run call fetch_url '{"url": "https://example.com/"}'

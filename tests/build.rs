@@ -19,6 +19,7 @@ const GUESTS: &[&str] = &[
     "json",
     "encode",
     "notes",
+    "fetch",
 ];
 
 fn main() {

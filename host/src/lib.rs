@@ -6,10 +6,15 @@
 //! an epoch deadline and a memory cap.
 //!
 //! Where a call goes, module by module:
-//! - [`loader`]: find `*.wasm`, compile (via [`cache`]), link, run `describe`;
-//! - [`resolver`]: validate specs and names, compile argument schemas;
+//! - [`loader`]: find `*.wasm`, read its [`policy`], compile (via [`cache`]),
+//!   link, run `describe`;
+//! - [`resolver`]: validate specs and names, apply the policy's presentation,
+//!   compile argument schemas;
+//! - [`catalog`]: the resolved tools served at one moment, swapped whole on
+//!   reload; [`watch`]: hot reload of the plugin directory;
 //! - [`host`]: the [`Host`] API: look up, validate arguments, run, classify;
-//! - [`sandbox`]: the store, WASI context, limits and host imports of one call;
+//! - [`sandbox`]: the store, WASI context, grants, limits and host imports of
+//!   one call;
 //! - [`plan`]: the built-in `execute_tool_plan`: `$ref`s, waves, fail-forward;
 //! - [`pipeline`]: tools chained into one compound tool (`pipelines.json`);
 //! - [`approval`]: the approval gates (declared and guest-requested), reviewers,

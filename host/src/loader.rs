@@ -102,7 +102,7 @@ impl Plugin {
 enum Compiled {
     /// Bytes and policy unchanged since the previous load.
     Reused(Described),
-    Fresh(Plugin),
+    Fresh(Box<Plugin>),
 }
 
 /// The `*.wasm` files directly inside `dir`, sorted by file name.
@@ -205,7 +205,7 @@ fn compile_one(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let grants = Grants::from_policy(&policy, &name);
-    Ok(Compiled::Fresh(Plugin {
+    Ok(Compiled::Fresh(Box::new(Plugin {
         path: path.to_path_buf(),
         name: name.into(),
         sha256,
@@ -214,7 +214,7 @@ fn compile_one(
         policy: Arc::new(policy),
         policy_source,
         grants,
-    }))
+    })))
 }
 
 /// Compiles every file in parallel (reusing what `previous` already holds
@@ -257,7 +257,7 @@ pub(crate) async fn load_files(
                 described.push(done);
                 continue;
             }
-            Compiled::Fresh(plugin) => Arc::new(plugin),
+            Compiled::Fresh(plugin) => Arc::from(plugin),
         };
         match describe(engine, &plugin, &limits.describe).await {
             Ok(specs) => described.push((plugin, specs)),

@@ -341,3 +341,42 @@ fn a_broken_rules_file_is_named_with_its_line() {
     assert!(err.contains("rules.toml are invalid"), "{err}");
     assert!(err.contains("line 2"), "{err}");
 }
+
+#[test]
+fn policy_check_says_what_each_plugin_gets_and_names_broken_files() {
+    let data = tempfile::tempdir().expect("data");
+    let policy = format!(
+        "version = 1\n[[filesystem]]\nhost = {:?}\nguest = \"/notes\"\naccess = \"read-write\"\n",
+        data.path().display().to_string()
+    );
+    let dir = crate::support::plugin_dir_with_policies(&[
+        (crate::support::NOTES, Some(&policy)),
+        (crate::support::TEXT, None),
+    ]);
+    let out = corral(dir.path(), &["policy", "check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "files: read and write {} (the guest sees it as /notes)",
+            data.path().canonicalize().unwrap().display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("text.wasm (no policy file)\n  nothing beyond the defaults"),
+        "{text}"
+    );
+
+    std::fs::write(
+        dir.path().join("text.policy.toml"),
+        "version = 1\n[limits]\nfuel = -1\n",
+    )
+    .expect("write");
+    let out = corral(dir.path(), &["policy", "check", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json = stdout_json(&out);
+    let error = json["errors"][0]["error"].as_str().expect("error");
+    assert!(error.contains("text.policy.toml:3:"), "{error}");
+    assert_eq!(json["plugins"][0]["plugin"], "notes");
+}

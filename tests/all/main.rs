@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod approvals;
+mod capabilities;
 mod cli;
 mod context;
 mod host_api;
@@ -13,5 +14,7 @@ mod hostile;
 mod loading;
 mod pipelines;
 mod plans;
+mod policies;
+mod reload;
 mod samples;
 mod support;

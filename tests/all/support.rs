@@ -33,8 +33,10 @@ pub const JSON: &str = "json.wasm";
 pub const ENCODE: &str = "encode.wasm";
 /// Sample plugin `notes`.
 pub const NOTES: &str = "notes.wasm";
+/// Sample plugin `fetch`.
+pub const FETCH: &str = "fetch.wasm";
 /// Every sample plugin.
-pub const SAMPLES: &[&str] = &[TEXT, MATH, JSON, ENCODE, NOTES];
+pub const SAMPLES: &[&str] = &[TEXT, MATH, JSON, ENCODE, NOTES, FETCH];
 
 /// The path of a built guest.
 pub fn guest(name: &str) -> PathBuf {
@@ -97,4 +99,61 @@ pub fn guest_sha256(name: &str) -> String {
     use sha2::Digest as _;
     let bytes = std::fs::read(guest(name)).expect("read guest");
     hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// A temporary plugin directory holding copies of `guests`, each with the
+/// policy text given (written as `<stem>.policy.toml`) or none.
+pub fn plugin_dir_with_policies(guests: &[(&str, Option<&str>)]) -> TempDir {
+    let names: Vec<&str> = guests.iter().map(|(g, _)| *g).collect();
+    let dir = plugin_dir(&names);
+    for (name, policy) in guests {
+        if let Some(text) = policy {
+            let stem = name.trim_end_matches(".wasm");
+            std::fs::write(dir.path().join(format!("{stem}.policy.toml")), text)
+                .expect("write policy");
+        }
+    }
+    dir
+}
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 that answers every request with
+/// `200 OK` and `body`, and counts the requests it served.
+pub struct TestServer {
+    /// Its port.
+    pub port: u16,
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl TestServer {
+    /// Starts serving on a free port, on a background thread.
+    pub fn start(body: &'static str) -> Self {
+        use std::io::{BufRead as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = hits.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Self { port, hits }
+    }
+
+    /// How many requests reached it.
+    pub fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }

@@ -12,7 +12,8 @@ use super::{GlobalArgs, print_json};
 /// Show one tool's description, metadata and argument schema.
 ///
 /// `--json` prints `{"name", "description", "parameters", "metadata",
-/// "plugin": {"name", "path", "sha256"} | null}` (`null` for a built-in tool).
+/// "plugin": {"name", "path", "sha256", "guest_name", "policy": path | null,
+/// "grants": [text]} | null}` (`null` for a built-in tool or a pipeline).
 #[derive(Args, Debug)]
 pub struct DescribeCmd {
     /// The tool name, as `corral list` shows it
@@ -49,6 +50,9 @@ impl DescribeCmd {
                     "name": p.name(),
                     "path": p.path(),
                     "sha256": p.sha256(),
+                    "guest_name": tool.guest_name(),
+                    "policy": (!p.policy().path.as_os_str().is_empty()).then(|| p.policy().path.clone()),
+                    "grants": p.policy().grants(host.limits()),
                 })),
             }))?;
             return Ok(ExitCode::SUCCESS);
@@ -72,6 +76,15 @@ impl DescribeCmd {
         println!("latency:           {:?}", m.latency);
         println!("requires approval: {}", m.requires_approval);
         println!("return behavior:   {:?}", m.return_behavior);
+        if let Some(p) = plugin {
+            if tool.guest_name() != spec.name {
+                println!("plugin's name:     {}", tool.guest_name());
+            }
+            println!("grants:");
+            for line in p.policy().grants(host.limits()) {
+                println!("  {line}");
+            }
+        }
         println!("parameters:");
         println!("{}", serde_json::to_string_pretty(&spec.parameters)?);
         Ok(ExitCode::SUCCESS)

@@ -5,6 +5,7 @@ mod describe;
 mod gates;
 mod list;
 mod plan;
+mod policy;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,7 +35,7 @@ pub struct GlobalArgs {
     /// Directory of plugin components (`*.wasm`) [default: the bundled sample
     /// tools, `<repository>/plugins`]
     #[arg(long, global = true, value_name = "DIR", env = "CORRAL_PLUGINS")]
-    plugins: Option<PathBuf>,
+    pub plugins: Option<PathBuf>,
     /// Wall-clock deadline per call, in milliseconds
     #[arg(long, global = true, value_name = "MS", default_value_t = Limits::DEFAULT_TIMEOUT_MS)]
     timeout_ms: u64,
@@ -122,6 +123,8 @@ enum Command {
     Call(call::CallCmd),
     /// Run a plan of tool calls in parallel waves (`execute_tool_plan`)
     Plan(plan::PlanCmd),
+    /// Validate plugin policies and show what each plugin is granted
+    Policy(policy::PolicyCmd),
 }
 
 fn init_logging(verbose: u8) {
@@ -160,6 +163,7 @@ pub fn main() -> ExitCode {
             Command::Describe(cmd) => cmd.run(&cli.global).await,
             Command::Call(cmd) => cmd.run(&cli.global).await,
             Command::Plan(cmd) => cmd.run(&cli.global).await,
+            Command::Policy(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {

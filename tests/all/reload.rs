@@ -1,0 +1,293 @@
+//! Hot reload: a plugin replaced while calls run in a loop (zero failed calls,
+//! the new version served afterwards), half-written files that never replace a
+//! working version, added and removed plugins, calls in flight finishing on
+//! their version, change notifications, and the file watcher.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use corral::approval::{ReviewFuture, ReviewRequest, Reviewer};
+use corral::{ApprovalDecision, CallOptions, Host};
+
+use crate::support::{DUP_A, HOSTILE, cache, guest, plugin_dir, pool};
+
+async fn host(dir: &Path) -> Host {
+    Host::builder()
+        .plugin_dir(dir)
+        .pool(pool())
+        .cache(cache())
+        .build()
+        .await
+        .expect("host")
+}
+
+/// The bytes of `name` with a custom section appended: the same tools, a new
+/// sha256 (a "new version").
+fn new_version(name: &str, tag: &str) -> Vec<u8> {
+    let mut bytes = std::fs::read(guest(name)).expect("guest");
+    let section_name = b"corral-version";
+    let payload = tag.as_bytes();
+    let size = 1 + section_name.len() + payload.len();
+    assert!(size < 128, "one-byte LEB128 size");
+    bytes.extend_from_slice(&[0, size as u8, section_name.len() as u8]);
+    bytes.extend_from_slice(section_name);
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+fn sha_of(host: &Host, tool: &str) -> String {
+    host.tool(tool)
+        .and_then(|t| t.plugin().map(|p| p.sha256().to_string()))
+        .expect("a plugin tool")
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over
+/// `path`: how a careful deploy replaces a plugin.
+fn replace_atomically(path: &Path, bytes: &[u8]) {
+    let tmp = path.with_extension("wasm.tmp");
+    std::fs::write(&tmp, bytes).expect("write");
+    std::fs::rename(&tmp, path).expect("rename");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replacing_a_plugin_under_load_fails_no_call() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let path = dir.path().join(HOSTILE);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (calls, failures) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let mut workers = Vec::new();
+    for _ in 0..4 {
+        let (host, stop, calls, failures) =
+            (host.clone(), stop.clone(), calls.clone(), failures.clone());
+        workers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let result = host
+                    .call("echo", r#"{"text": "x"}"#, &CallOptions::default())
+                    .await;
+                calls.fetch_add(1, Ordering::SeqCst);
+                if let Err(err) = result {
+                    eprintln!("failed call: {err}");
+                    failures.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        }));
+    }
+
+    let mut last = String::new();
+    for round in 0..5 {
+        let bytes = new_version(HOSTILE, &format!("v{round}"));
+        let before = calls.load(Ordering::SeqCst);
+        replace_atomically(&path, &bytes);
+        let report = host.reload().await.expect("reload");
+        assert_eq!(report.kept, Vec::<std::path::PathBuf>::new());
+        assert!(report.updated.contains(&"echo".to_string()), "{report:?}");
+        last = sha256(&bytes);
+        assert_eq!(sha_of(&host, "echo"), last);
+        // Calls keep running across every swap.
+        while calls.load(Ordering::SeqCst) < before + 20 {
+            tokio::task::yield_now().await;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    for worker in workers {
+        worker.await.expect("worker");
+    }
+    assert!(calls.load(Ordering::SeqCst) >= 100);
+    assert_eq!(
+        failures.load(Ordering::SeqCst),
+        0,
+        "no call failed during reloads"
+    );
+    assert_eq!(sha_of(&host, "echo"), last, "the new version is served");
+}
+
+#[tokio::test]
+async fn a_half_written_file_never_replaces_a_working_version() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let path = dir.path().join(HOSTILE);
+    let old = sha_of(&host, "echo");
+    let next = new_version(HOSTILE, "next");
+
+    // A copy caught halfway.
+    std::fs::write(&path, &next[..next.len() / 2]).expect("partial write");
+    let report = host.reload().await.expect("reload");
+    assert_eq!(report.kept, vec![path.clone()]);
+    assert!(!report.tools_changed(), "{report:?}");
+    assert!(
+        report.errors[0]
+            .to_string()
+            .contains("not a valid component"),
+        "{:?}",
+        report.errors
+    );
+    assert_eq!(sha_of(&host, "echo"), old, "still the old version");
+    crate::support::assert_still_serves(&host).await;
+
+    // The copy finishes.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open");
+    file.write_all(&next[next.len() / 2..]).expect("rest");
+    drop(file);
+    let report = host.reload().await.expect("reload");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(sha_of(&host, "echo"), sha256(&next));
+}
+
+#[tokio::test]
+async fn plugins_come_and_go_and_subscribers_hear_of_it() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let mut changes = host.subscribe();
+    let start = *changes.borrow_and_update();
+
+    std::fs::copy(guest(DUP_A), dir.path().join(DUP_A)).expect("add");
+    let report = host.reload().await.expect("reload");
+    assert_eq!(report.added, ["dup_tool"]);
+    assert!(changes.has_changed().expect("sender alive"));
+    assert_eq!(*changes.borrow_and_update(), start + 1);
+
+    let report = host.reload().await.expect("reload");
+    assert!(!report.tools_changed(), "nothing changed: {report:?}");
+    assert!(!changes.has_changed().expect("sender alive"));
+
+    std::fs::remove_file(dir.path().join(DUP_A)).expect("remove");
+    let report = host.reload().await.expect("reload");
+    assert_eq!(report.removed, ["dup_tool"]);
+    assert!(host.tool("dup_tool").is_none());
+    assert_eq!(*changes.borrow_and_update(), start + 3);
+}
+
+/// Holds a guest's approval request until the test releases it: a call
+/// parked inside its guest.
+#[derive(Debug, Default)]
+struct Held {
+    entered: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+}
+
+impl Reviewer for Held {
+    fn name(&self) -> &str {
+        "held"
+    }
+
+    fn review<'a>(&'a self, _request: &'a ReviewRequest) -> ReviewFuture<'a> {
+        Box::pin(async move {
+            self.entered.notify_one();
+            self.release.notified().await;
+            Ok(ApprovalDecision::Continue)
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_in_flight_finishes_on_the_version_it_started_with() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let held = Arc::new(Held::default());
+    let host = Host::builder()
+        .plugin_dir(dir.path())
+        .pool(pool())
+        .cache(cache())
+        .reviewer_arc(held.clone())
+        .build()
+        .await
+        .expect("host");
+    let call = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            host.call("ask", r#"{"message": "m"}"#, &CallOptions::default())
+                .await
+        })
+    };
+    // The guest is running and waiting on its approval: remove its plugin.
+    held.entered.notified().await;
+    std::fs::remove_file(dir.path().join(HOSTILE)).expect("remove");
+    let report = host.reload().await.expect("reload");
+    assert!(report.removed.contains(&"ask".to_string()));
+    assert!(host.tool("ask").is_none());
+    held.release.notify_one();
+    let out = call
+        .await
+        .expect("task")
+        .expect("the call that started finishes");
+    assert_eq!(out.json.expect("json")["decision"], "continue");
+}
+
+/// Says "always" once, then fails the test if asked again.
+#[derive(Debug, Default)]
+struct AlwaysOnce {
+    asked: AtomicUsize,
+}
+
+impl Reviewer for AlwaysOnce {
+    fn name(&self) -> &str {
+        "always-once"
+    }
+
+    fn review<'a>(&'a self, _request: &'a ReviewRequest) -> ReviewFuture<'a> {
+        let n = self.asked.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            Ok(if n == 0 {
+                ApprovalDecision::ContinueAlways
+            } else {
+                ApprovalDecision::ExitEarly("asked again".into())
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_standing_approval_stops_applying_to_a_reloaded_plugin() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let reviewer = Arc::new(AlwaysOnce::default());
+    let host = Host::builder()
+        .plugin_dir(dir.path())
+        .pool(pool())
+        .cache(cache())
+        .reviewer_arc(reviewer.clone())
+        .build()
+        .await
+        .expect("host");
+    let gated = |host: Host| async move {
+        host.call("gated", r#"{"message": "m"}"#, &CallOptions::default())
+            .await
+    };
+    gated(host.clone()).await.expect("approved always");
+    gated(host.clone()).await.expect("standing");
+    assert_eq!(reviewer.asked.load(Ordering::SeqCst), 1);
+
+    replace_atomically(&dir.path().join(HOSTILE), &new_version(HOSTILE, "new"));
+    host.reload().await.expect("reload");
+    let err = gated(host.clone()).await.unwrap_err();
+    assert_eq!(err.llm_text(), "Error: Rejected by reviewer: asked again");
+    assert_eq!(reviewer.asked.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_reloads_when_a_plugin_is_dropped_in() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let mut changes = host.subscribe();
+    changes.borrow_and_update();
+    let _watcher = host.watch().expect("watch");
+
+    let tmp = dir.path().join("incoming.tmp");
+    std::fs::copy(guest(DUP_A), &tmp).expect("copy");
+    std::fs::rename(&tmp, dir.path().join(DUP_A)).expect("drop in");
+    tokio::time::timeout(Duration::from_secs(30), changes.changed())
+        .await
+        .expect("the watcher noticed within 30 s")
+        .expect("sender alive");
+    assert!(host.tool("dup_tool").is_some());
+}
