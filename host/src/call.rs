@@ -63,7 +63,8 @@ impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for CallContext {
 }
 
 /// Options of one call. `CallOptions::default()` passes no context, uses the
-/// host's limits and drops progress messages (they are still logged).
+/// host's (or the plugin policy's) limits, drops progress messages (they are
+/// still logged) and uses the host's reviewer.
 #[derive(Clone, Default)]
 pub struct CallOptions {
     /// Context of this call, merged over the host's context (this call's values
@@ -75,6 +76,10 @@ pub struct CallOptions {
     pub limits: Option<Limits>,
     /// Receives the guest's `progress` messages as `(tool, message)`.
     pub progress: Option<ProgressSink>,
+    /// Decides this call's approval gates instead of the host's reviewer
+    /// (e.g. MCP elicitation to the client that made the call). Standing
+    /// approvals, the review timeout and the audit log still apply.
+    pub reviewer: Option<std::sync::Arc<dyn crate::approval::Reviewer>>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -83,6 +88,10 @@ impl std::fmt::Debug for CallOptions {
             .field("context", &self.context)
             .field("limits", &self.limits)
             .field("progress", &self.progress.is_some())
+            .field(
+                "reviewer",
+                &self.reviewer.as_ref().map(|r| r.name().to_string()),
+            )
             .finish()
     }
 }

@@ -501,6 +501,7 @@ impl Host {
         let started = Instant::now();
         let result = self.call_inner(name, arguments, options, started).await;
         let ms = started.elapsed().as_secs_f64() * 1e3;
+        record_metrics(name, &result, started.elapsed());
         let input = preview(arguments);
         match &result {
             Ok(out) => {
@@ -693,7 +694,7 @@ impl Host {
             match self
                 .inner
                 .gate
-                .review(request, Some(tool.validator()))
+                .review(request, Some(tool.validator()), options.reviewer.as_ref())
                 .await?
             {
                 Verdict::Reject(reason) => {
@@ -761,6 +762,7 @@ impl Host {
                 plugin_sha256,
                 arguments: value,
                 validator: Some(tool.validator().clone()),
+                reviewer: options.reviewer.clone(),
             },
             progress: options.progress.clone(),
         };
@@ -837,6 +839,28 @@ impl Host {
                 code: info.code,
             }),
         }
+    }
+}
+
+/// Records one call in the `metrics` facade (a no-op unless the process
+/// installed a recorder, as `corral serve` does for `/metrics`):
+/// `corral_calls_total{tool}`, `corral_call_errors_total{tool, kind}`,
+/// `corral_call_duration_seconds{tool}` (histogram) and
+/// `corral_fuel_consumed_total{tool}` (fuel units).
+fn record_metrics(tool: &str, result: &Result<CallOutput, CallError>, took: Duration) {
+    let tool = tool.to_string();
+    metrics::counter!("corral_calls_total", "tool" => tool.clone()).increment(1);
+    metrics::histogram!("corral_call_duration_seconds", "tool" => tool.clone())
+        .record(took.as_secs_f64());
+    match result {
+        Ok(out) => metrics::counter!("corral_fuel_consumed_total", "tool" => tool)
+            .increment(out.fuel_consumed),
+        Err(err) => metrics::counter!(
+            "corral_call_errors_total",
+            "tool" => tool,
+            "kind" => err.kind()
+        )
+        .increment(1),
     }
 }
 

@@ -16,6 +16,7 @@
 //! - [`sandbox`]: the store, WASI context, grants, limits and host imports of
 //!   one call;
 //! - [`plan`]: the built-in `execute_tool_plan`: `$ref`s, waves, fail-forward;
+//! - [`mcp`]: the MCP server (stdio and streamable HTTP) over a [`Host`];
 //! - [`pipeline`]: tools chained into one compound tool (`pipelines.json`);
 //! - [`approval`]: the approval gates (declared and guest-requested), reviewers,
 //!   standing approvals; [`audit`]: the JSON-lines record of every decision;
@@ -48,6 +49,7 @@ pub mod error;
 pub mod host;
 pub mod limits;
 pub mod loader;
+pub mod mcp;
 pub mod pipeline;
 pub mod plan;
 pub mod policy;

@@ -12,6 +12,7 @@ mod context;
 mod host_api;
 mod hostile;
 mod loading;
+mod mcp;
 mod pipelines;
 mod plans;
 mod policies;

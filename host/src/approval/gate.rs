@@ -60,10 +60,15 @@ impl Gatekeeper {
         &self,
         mut request: ReviewRequest,
         validator: Option<&jsonschema::Validator>,
+        reviewer: Option<&Arc<dyn Reviewer>>,
     ) -> Result<Verdict, CallError> {
         request.timeout = self.timeout;
         let started = Instant::now();
-        let outcome = self.decide(&request, validator).await;
+        let outcome = self
+            .decide(&request, validator, reviewer.or(self.reviewer.as_ref()))
+            .await;
+        metrics::counter!("corral_approvals_total", "decision" => outcome.decision.clone())
+            .increment(1);
         let review_ms = started.elapsed().as_millis() as u64;
         // Configuration errors are logged at ERROR once, with the call's result.
         if outcome.result.is_ok() {
@@ -116,6 +121,7 @@ impl Gatekeeper {
         &self,
         request: &ReviewRequest,
         validator: Option<&jsonschema::Validator>,
+        reviewer: Option<&Arc<dyn Reviewer>>,
     ) -> Outcome {
         if self.standing.allows(&request.tool, &request.plugin_sha256) {
             return Outcome {
@@ -126,7 +132,7 @@ impl Gatekeeper {
                 result: Ok(Verdict::Proceed { edited: None }),
             };
         }
-        let Some(reviewer) = &self.reviewer else {
+        let Some(reviewer) = reviewer else {
             let message = format!(
                 "it needs approval ({} gate) but no reviewer is configured; \
                  pass --approve auto|deny|console|rules:FILE, or set \

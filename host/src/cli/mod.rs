@@ -6,6 +6,7 @@ mod gates;
 mod list;
 mod plan;
 mod policy;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -125,6 +126,8 @@ enum Command {
     Plan(plan::PlanCmd),
     /// Validate plugin policies and show what each plugin is granted
     Policy(policy::PolicyCmd),
+    /// Serve every tool to MCP clients (stdio, or streamable HTTP with --http)
+    Serve(serve::ServeCmd),
 }
 
 fn init_logging(verbose: u8) {
@@ -164,6 +167,7 @@ pub fn main() -> ExitCode {
             Command::Call(cmd) => cmd.run(&cli.global).await,
             Command::Plan(cmd) => cmd.run(&cli.global).await,
             Command::Policy(cmd) => cmd.run(&cli.global).await,
+            Command::Serve(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {

@@ -37,6 +37,10 @@ use crate::limits::Limits;
 use grants::{Grants, HttpGate};
 use stdio::Capture;
 
+/// Epoch ticks a guest runs before yielding to the async runtime: 2 ticks of
+/// [`EPOCH_TICK`](crate::engine::EPOCH_TICK) (5 ms), so about every 10 ms.
+pub const SLICE_TICKS: u64 = 2;
+
 /// Longest guest log or progress message kept, in bytes; the rest is cut.
 pub const MAX_LOG_MESSAGE_BYTES: usize = 4096;
 
@@ -125,6 +129,8 @@ pub(crate) struct ApprovalSetup {
     pub arguments: serde_json::Value,
     /// Validates a reviewer's edited arguments against the tool's schema.
     pub validator: Option<Arc<jsonschema::Validator>>,
+    /// The call's own reviewer, if it overrides the host's.
+    pub reviewer: Option<Arc<dyn crate::approval::Reviewer>>,
 }
 
 /// The call's wall-clock budget, paused while a reviewer decides a
@@ -267,7 +273,11 @@ impl crate::bindings::corral::tool::host::Host for SandboxState {
         let verdict = self
             .approval
             .gate
-            .review(request, self.approval.validator.as_deref())
+            .review(
+                request,
+                self.approval.validator.as_deref(),
+                self.approval.reviewer.as_ref(),
+            )
             .await;
         self.budget.resume();
         match verdict {
@@ -439,15 +449,19 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
     // Fuel and the epoch deadline are per store: set them on every store, before
     // instantiation (start functions run guest code too).
     let fuel_ok = store.set_fuel(limits.fuel);
-    store.set_epoch_deadline(Engine::deadline_ticks(limits.timeout()));
-    // At the deadline, extend it by whatever time approval reviews paused the
-    // budget; interrupt when nothing is left.
+    // Guest code runs in slices of at most SLICE_TICKS epoch ticks. At the end
+    // of each slice it yields to the async runtime (so a dropped call, e.g. a
+    // cancelled MCP request, stops within a slice, and a spinning guest does
+    // not hold its worker thread), then continues with what is left of the
+    // budget (extended by approval reviews); with nothing left it traps.
+    let slice = Engine::deadline_ticks(limits.timeout()).min(SLICE_TICKS);
+    store.set_epoch_deadline(slice);
     store.epoch_deadline_callback(|ctx| {
         let left = ctx.data().budget.left();
         Ok(if left.is_zero() {
             UpdateDeadline::Interrupt
         } else {
-            UpdateDeadline::Continue(Engine::deadline_ticks(left))
+            UpdateDeadline::Yield(Engine::deadline_ticks(left).min(SLICE_TICKS))
         })
     });
 
