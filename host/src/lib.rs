@@ -60,6 +60,7 @@ pub mod watch;
 
 pub use approval::{ApprovalDecision, Reviewer};
 pub use cache::ComponentCache;
+pub use catalog::{Catalog, ReloadReport};
 pub use call::{CallContext, CallOptions, CallOutput, ToolResult};
 pub use context::ContextPolicy;
 pub use error::{CallError, HostError, LoadError, LoadErrorReason};
