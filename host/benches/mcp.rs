@@ -90,7 +90,11 @@ fn bench(c: &mut Criterion) {
             .write_all(format!("{}\n", initialize()).as_bytes())
             .await
             .expect("write");
-        lines.next_line().await.expect("read").expect("initialize result");
+        lines
+            .next_line()
+            .await
+            .expect("read")
+            .expect("initialize result");
         client_write
             .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
             .await
@@ -114,7 +118,9 @@ fn bench(c: &mut Criterion) {
 
     // HTTP: the axum router on loopback.
     let addr = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let addr = listener.local_addr().expect("addr").to_string();
         let app = router(
             McpServer::new(host.clone()),

@@ -798,6 +798,18 @@ impl Host {
             Ok(OpResult::Describe(_)) => unreachable!("a call returns a call result"),
             Err(failure) => return Err(failure.into_call_error(name, &limits)),
         };
+        // A denied or undecidable approval request fails the call whatever the
+        // guest returned afterwards: the model never sees the output of an
+        // action a reviewer stopped.
+        if let Some(err) = report.config_error {
+            return Err(err);
+        }
+        if let Some(reason) = report.rejected {
+            return Err(CallError::Rejected {
+                tool: name.to_string(),
+                reason,
+            });
+        }
         use crate::bindings::corral::tool::types::ToolError as WitError;
         match returned {
             Ok(text) => {
@@ -818,16 +830,6 @@ impl Host {
                     fuel_consumed: report.fuel_consumed,
                 })
             }
-            Err(_) if report.config_error.is_some() => {
-                Err(report.config_error.unwrap_or_else(|| CallError::Internal {
-                    tool: name.to_string(),
-                    message: "lost configuration error".into(),
-                }))
-            }
-            Err(_) if report.rejected.is_some() => Err(CallError::Rejected {
-                tool: name.to_string(),
-                reason: report.rejected.unwrap_or_default(),
-            }),
             Err(WitError::InvalidArguments(info)) => Err(CallError::InvalidArguments {
                 tool: name.to_string(),
                 problems: vec![info.message],

@@ -60,8 +60,8 @@ pub mod watch;
 
 pub use approval::{ApprovalDecision, Reviewer};
 pub use cache::ComponentCache;
-pub use catalog::{Catalog, ReloadReport};
 pub use call::{CallContext, CallOptions, CallOutput, ToolResult};
+pub use catalog::{Catalog, ReloadReport};
 pub use context::ContextPolicy;
 pub use error::{CallError, HostError, LoadError, LoadErrorReason};
 pub use host::{Host, HostBuilder, bundled_plugin_dir};

@@ -218,6 +218,22 @@ async fn requested_gate_every_decision() {
 }
 
 #[tokio::test]
+async fn a_guest_that_ignores_a_denial_still_fails_the_call() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = builder(dir.path())
+        .reviewer(DenyAll)
+        .build()
+        .await
+        .expect("host");
+    let err = call(&host, "ignore_denial", DELETE_ALL).await.unwrap_err();
+    assert_eq!(
+        err.llm_text(),
+        "Error: Rejected by reviewer: denied by policy (deny-all reviewer)",
+        "the model never sees the output of a denied action"
+    );
+}
+
+#[tokio::test]
 async fn no_reviewer_is_a_configuration_error_not_a_silent_run() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = builder(dir.path()).build().await.expect("host");
