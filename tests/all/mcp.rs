@@ -564,3 +564,74 @@ fn http_serves_calls_and_counts_them_in_metrics() {
         "{metrics}"
     );
 }
+
+#[test]
+fn http_shutdown_lets_a_call_in_flight_finish() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let mut server = HttpServer::start(dir.path(), &[]);
+    let accept = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let (_, head, _) = server.exchange("POST", "/mcp", &accept, &initialize_message().to_string());
+    let session = head
+        .lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .expect("session id");
+    let mut headers: Vec<(&str, &str)> = accept.to_vec();
+    headers.push(("Mcp-Session-Id", &session));
+    headers.push(("MCP-Protocol-Version", "2025-06-18"));
+    server.exchange(
+        "POST",
+        "/mcp",
+        &headers,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    );
+
+    // The call streams a progress notification, then sleeps 1.5 s.
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "sleep", "arguments": {"ms": 1500}, "_meta": {"progressToken": "p"}}})
+    .to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        server.addr,
+        body.len()
+    );
+    for (k, v) in &headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = std::net::TcpStream::connect(&server.addr).expect("connect");
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&received).contains("notifications/progress") {
+        let n = stream.read(&mut buf).expect("read");
+        assert!(
+            n > 0,
+            "stream ended before progress: {}",
+            String::from_utf8_lossy(&received)
+        );
+        received.extend_from_slice(&buf[..n]);
+    }
+
+    // The call is running inside its guest: ask the server to stop.
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    stream.read_to_end(&mut received).expect("read rest");
+    let text = String::from_utf8_lossy(&received);
+    assert!(
+        text.contains("\"slept_ms\":1500"),
+        "the call finished: {text}"
+    );
+    let exit = server.child.wait().expect("wait");
+    assert!(exit.success(), "clean exit after SIGTERM: {exit:?}");
+}

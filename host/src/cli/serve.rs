@@ -23,8 +23,9 @@ use super::gates::GateArgs;
 /// context for every call.
 #[derive(Args, Debug)]
 pub struct ServeCmd {
-    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio
-    #[arg(long, value_name = "ADDR")]
+    /// Serve streamable HTTP on this address instead of stdio; `--http` alone
+    /// binds loopback, 127.0.0.1:8080
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
     http: Option<SocketAddr>,
     /// Require `Authorization: Bearer <token>` with the token in this file (HTTP)
     #[arg(long, value_name = "FILE", requires = "http")]
