@@ -496,6 +496,17 @@ fn http_checks_host_origin_and_token() {
     assert_eq!(status, 401, "metrics are behind the token too");
 }
 
+/// The `Mcp-Session-Id` header of a response head.
+fn session_id(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"))
+}
+
 /// The JSON-RPC message in a response body: plain JSON, or the `data:` line
 /// of a server-sent event.
 fn message_of(body: &str) -> Value {
@@ -522,14 +533,7 @@ fn http_serves_calls_and_counts_them_in_metrics() {
         server.exchange("POST", "/mcp", &accept, &initialize_message().to_string());
     assert_eq!(status, 200, "{body}");
     assert_eq!(message_of(&body)["result"]["serverInfo"]["name"], "corral");
-    let session = head
-        .lines()
-        .find_map(|l| {
-            l.split_once(':')
-                .filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| panic!("no session id in {head}"));
+    let session = session_id(&head);
     let mut headers = accept.to_vec();
     headers.push(("Mcp-Session-Id", &session));
     headers.push(("MCP-Protocol-Version", "2025-06-18"));
@@ -574,14 +578,7 @@ fn http_shutdown_lets_a_call_in_flight_finish() {
         ("Accept", "application/json, text/event-stream"),
     ];
     let (_, head, _) = server.exchange("POST", "/mcp", &accept, &initialize_message().to_string());
-    let session = head
-        .lines()
-        .find_map(|l| {
-            l.split_once(':')
-                .filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .expect("session id");
+    let session = session_id(&head);
     let mut headers: Vec<(&str, &str)> = accept.to_vec();
     headers.push(("Mcp-Session-Id", &session));
     headers.push(("MCP-Protocol-Version", "2025-06-18"));

@@ -31,6 +31,7 @@ async fn every_sample_tool_is_described_for_a_model() {
             "base64_encode",
             "evaluate",
             "execute_tool_plan",
+            "fetch_url",
             "json_query",
             "json_stats",
             "notes_delete",
