@@ -22,7 +22,7 @@ use crate::context::{self, ContextPolicy};
 use crate::engine::Engine;
 use crate::error::{CallError, HostError, LoadError};
 use crate::limits::{Limits, PoolConfig};
-use crate::loader::LoadLimits;
+use crate::loader::{LoadLimits, Plugin};
 use crate::pipeline::{self, ErrorStrategy, Pipeline};
 use crate::plan::reference::Output;
 use crate::plan::{self, PLAN_TOOL, Plan, PlanLimits};
@@ -472,15 +472,22 @@ impl Host {
     /// configuration's ([`HostBuilder::context_policy`]) if set, else the
     /// plugin's policy file's `[context]`, else the host default.
     pub fn context_policy(&self, plugin: &str) -> ContextPolicy {
-        if let Some(policy) = self.inner.context_policies.get(plugin) {
-            return policy.clone();
-        }
-        self.catalog()
+        let catalog = self.catalog();
+        let loaded = catalog
             .tools()
             .filter_map(|t| t.plugin())
-            .find(|p| p.name() == plugin)
-            .and_then(|p| p.policy().context.clone())
-            .unwrap_or_else(|| self.inner.default_context_policy.clone())
+            .find(|p| p.name() == plugin);
+        self.policy_for(plugin, loaded).clone()
+    }
+
+    /// The one precedence rule of context policies: host configuration, then
+    /// the plugin's policy file, then the host default.
+    fn policy_for<'a>(&'a self, name: &str, plugin: Option<&'a Plugin>) -> &'a ContextPolicy {
+        self.inner
+            .context_policies
+            .get(name)
+            .or(plugin.and_then(|p| p.policy().context.as_ref()))
+            .unwrap_or(&self.inner.default_context_policy)
     }
 
     /// Calls `name` with `arguments` (JSON text of an object).
@@ -769,11 +776,7 @@ impl Host {
         let (context, withheld) = context::effective(
             &self.inner.context,
             &options.context,
-            self.inner
-                .context_policies
-                .get(plugin.name())
-                .or(plugin.policy().context.as_ref())
-                .unwrap_or(&self.inner.default_context_policy),
+            self.policy_for(plugin.name(), Some(plugin)),
         );
         if !withheld.is_empty() {
             tracing::debug!(
