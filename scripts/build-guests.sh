@@ -1,26 +1,124 @@
 #!/usr/bin/env bash
-# Builds the bundled sample tools for wasm32-wasip2 and puts the components into
-# plugins/, the host's default plugin directory. Installs the wasm32-wasip2
-# target first if it is missing. Guests share target/guests with the test
-# fixtures that tests/build.rs builds, so nothing is compiled twice.
+# Builds every guest: the bundled sample tools into plugins/ (the host's default
+# plugin directory), with their policies, and the test fixtures written in
+# Python, JavaScript and C into target/guests/lang/ (the Rust fixtures are built
+# by tests/build.rs). Installs what it needs first: the wasm32-wasip2 target
+# and the pinned Python, JavaScript and C toolchains (scripts/guest-toolchains.sh).
+#
+#   scripts/build-guests.sh            everything
+#   scripts/build-guests.sh --rust     only the Rust samples (no other toolchain)
+#
+# A non-Rust guest is rebuilt only when one of its inputs (sources, the SDK
+# helper, the WIT, the toolchain pins) is newer than the component.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$PWD
 
-SAMPLES=(text math json encode notes fetch)
+RUST_SAMPLES=(text math json encode notes fetch)
+only_rust=false
+[[ "${1:-}" == "--rust" ]] && only_rust=true
 
 if ! rustup target list --installed | grep -qx wasm32-wasip2; then
   echo "==> installing the wasm32-wasip2 target"
   rustup target add wasm32-wasip2
 fi
 
-echo "==> building sample tools: ${SAMPLES[*]}"
+echo "==> building Rust sample tools: ${RUST_SAMPLES[*]}"
 cargo build --release --locked --target wasm32-wasip2 --target-dir target/guests \
-  $(printf -- '-p %s ' "${SAMPLES[@]}")
+  $(printf -- '-p %s ' "${RUST_SAMPLES[@]}")
 
 mkdir -p plugins
-for name in "${SAMPLES[@]}"; do
+for name in "${RUST_SAMPLES[@]}"; do
   cp "target/guests/wasm32-wasip2/release/${name}.wasm" "plugins/${name}.wasm"
 done
+
+if ! $only_rust; then
+  scripts/guest-toolchains.sh
+  TOOLS=$ROOT/target/guest-tools
+  BUILD=$ROOT/target/guests/lang-build
+  FIXTURES=$ROOT/target/guests/lang
+  mkdir -p "$BUILD" "$FIXTURES"
+
+  # stale OUT INPUT...: true when OUT is missing or an input is newer.
+  stale() {
+    local out=$1
+    shift
+    [[ ! -f "$out" ]] && return 0
+    [[ -n "$(find "$@" -newer "$out" -print -quit 2>/dev/null)" ]]
+  }
+
+  # python_guest NAME SOURCE_DIR OUT: componentize-py over app.py in
+  # SOURCE_DIR, with the SDK helper and the guest's requirements.txt (if any)
+  # bundled in.
+  python_guest() {
+    local name=$1 src=$2 out=$3
+    if ! stale "$out" "$src" guest-sdk/python wit scripts/toolchains; then return; fi
+    echo "==> building Python guest $name"
+    local libs=$BUILD/$name/site-packages
+    rm -rf "$BUILD/$name" && mkdir -p "$libs"
+    if [[ -f "$src/requirements.txt" ]]; then
+      "$TOOLS/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+        --target "$libs" -r "$src/requirements.txt"
+    fi
+    "$TOOLS/venv/bin/componentize-py" -d wit -w corral:tool/plugin@0.1.0 componentize app \
+      -p "$src" -p guest-sdk/python -p "$libs" -o "$out" > "$BUILD/$name.log"
+  }
+
+  # js_guest NAME SOURCE_DIR OUT: esbuild bundles index.js with its npm
+  # dependencies (the guest's package.json, installed from its lock file) and
+  # the SDK helper; componentize-js makes the component. `fetch-event` (an
+  # incoming-HTTP export) is disabled; outgoing `fetch()` stays, for the hosts
+  # a policy allows.
+  js_guest() {
+    local name=$1 src=$2 out=$3
+    if ! stale "$out" "$src" guest-sdk/js wit scripts/toolchains; then return; fi
+    echo "==> building JavaScript guest $name"
+    rm -rf "$BUILD/$name" && mkdir -p "$BUILD/$name"
+    if [[ -f "$src/package.json" ]]; then
+      cp "$src/package.json" "$src/package-lock.json" "$BUILD/$name/"
+      (cd "$BUILD/$name" && npm ci --ignore-scripts --no-fund --no-audit --loglevel=error)
+    fi
+    NODE_PATH=$BUILD/$name/node_modules "$TOOLS/js/node_modules/.bin/esbuild" "$src/index.js" \
+      --bundle --format=esm --platform=neutral --log-level=warning \
+      --external:'corral:*' --external:'wasi:*' --alias:corral-tool="$ROOT/guest-sdk/js/corral-tool.js" \
+      --outfile="$BUILD/$name/bundle.js"
+    "$TOOLS/js/node_modules/.bin/componentize-js" "$BUILD/$name/bundle.js" \
+      --wit wit -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log"
+  }
+
+  # c_guest NAME OUT SOURCES...: wit-bindgen C bindings, zig's clang for
+  # wasm32-wasi (a reactor: no main), then jco wraps the core module and
+  # the WASI preview-1 adapter into a component.
+  c_guest() {
+    local name=$1 out=$2
+    shift 2
+    if ! stale "$out" "$@" wit scripts/toolchains; then return; fi
+    echo "==> building C guest $name"
+    local dir=$BUILD/$name
+    rm -rf "$dir" && mkdir -p "$dir"
+    # It names every file it writes on stderr; show that only on failure.
+    if ! "$TOOLS/bin/wit-bindgen" c wit --world corral:tool/plugin@0.1.0 --out-dir "$dir" \
+      > "$dir/wit-bindgen.log" 2>&1; then
+      cat "$dir/wit-bindgen.log" >&2
+      return 1
+    fi
+    local includes=()
+    for source in "$@"; do includes+=(-I "$(dirname "$source")"); done
+    "$TOOLS/venv/bin/python" -m ziglang cc -target wasm32-wasi -mexec-model=reactor -O2 -s \
+      -Wall -Wextra -Werror "${includes[@]}" -I "$dir" \
+      -o "$dir/$name.core.wasm" "$@" "$dir/plugin.c" "$dir/plugin_component_type.o"
+    "$TOOLS/js/node_modules/.bin/jco" new "$dir/$name.core.wasm" --wasi-reactor -o "$out" > /dev/null
+  }
+
+  echo "==> building Python, JavaScript and C guests (samples and test fixtures)"
+  python_guest tables sample-tools/tables plugins/tables.wasm
+  js_guest versions sample-tools/versions plugins/versions.wasm
+  c_guest fuzzy plugins/fuzzy.wasm sample-tools/fuzzy/fuzzy.c sample-tools/fuzzy/json.c
+  python_guest py_probe tests/fixtures/py_probe "$FIXTURES/py_probe.wasm"
+  js_guest js_probe tests/fixtures/js_probe "$FIXTURES/js_probe.wasm"
+  c_guest c_probe "$FIXTURES/c_probe.wasm" tests/fixtures/c_probe/probe.c sample-tools/fuzzy/json.c
+fi
+
 # Policies of the samples that need capabilities, and the notes plugin's directory.
 for policy in sample-tools/*/*.policy.toml; do
   cp "$policy" plugins/

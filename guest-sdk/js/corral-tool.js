@@ -1,0 +1,224 @@
+// Write corral tools in JavaScript.
+//
+// A tool is a function over one arguments object, described by `defineTool`;
+// `plugin` turns a list of tools into the `tool` interface of the
+// `corral:tool/plugin@0.1.0` world (wit/corral-tool.wit), with `describe` and
+// `call` generated:
+//
+//   import { defineTool, plugin, InvalidArguments } from 'corral-tool';
+//
+//   const shout = defineTool({
+//     name: 'shout',
+//     description: 'Upper-case a text.',
+//     parameters: { text: { type: 'string', description: 'The text.' } },
+//     idempotent: true,
+//   }, ({ text }) => ({ text: text.toUpperCase() }));
+//
+//   export const tool = plugin(shout);
+//
+// Build: bundle the module into one file (esbuild, with `corral:*` and `wasi:*`
+// external), then `componentize-js --wit wit -n plugin -d fetch-event -o x.wasm`.
+// `fetch()` works for the hosts the plugin's policy allows.
+//
+// What `plugin` does for you:
+// - `describe` lists every tool with its JSON Schema (built from `parameters`)
+//   and metadata, with the defaults of the Rust SDK.
+// - `call` dispatches by name, parses the arguments, checks required and
+//   unknown fields (the host has validated them against the schema already;
+//   this guards the tool against a host that did not), fills in defaults,
+//   awaits the function and returns its result as JSON text.
+// - `InvalidArguments` and `ExecutionFailed` thrown by the function become the
+//   contract's `tool-error` cases. Anything else thrown is a bug: it propagates
+//   and the guest traps, which the host reports as a crash of the tool and
+//   survives.
+
+import {
+  log as hostLog,
+  progress as hostProgress,
+  requestApproval as hostRequestApproval,
+} from 'corral:tool/host@0.1.0';
+
+const NAME = /^[A-Za-z0-9_]{1,64}$/;
+const LATENCY = ['fast', 'medium', 'slow'];
+const RETURN_BEHAVIOR = { to_llm: 'to-llm', immediate: 'immediate' };
+
+/** Base class of the errors a tool reports through the contract. */
+export class ToolError extends Error {
+  /**
+   * @param {string} message what went wrong and how to fix it; shown to the model
+   * @param {number} [code] a tool-defined code (a 32-bit signed integer)
+   */
+  constructor(message, code) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The arguments cannot be used; the caller should fix them (WIT `invalid-arguments`). */
+export class InvalidArguments extends ToolError {}
+
+/** The work failed (WIT `execution-failed`). */
+export class ExecutionFailed extends ToolError {}
+
+/**
+ * Describes one tool.
+ *
+ * `spec` fields (only `name`, `description` and `parameters` are required):
+ * - `name`: `[A-Za-z0-9_]{1,64}`, unique across all plugins of a host.
+ * - `description`: what the tool does, for the model.
+ * - `parameters`: either a JSON Schema of the arguments object
+ *   (`{type: 'object', ...}`), or a map of field name to the field's schema;
+ *   a field is required unless it has `default` or `optional: true`.
+ * - `category` (default `''`), `keywords` (`[]`), `version` (`''`),
+ *   `idempotent` (`false`), `parallelizable` (`true`), `latency`
+ *   (`'fast'`, or `'medium'`, `'slow'`), `requiresApproval` (`false`),
+ *   `returnBehavior` (`'to_llm'`, or `'immediate'`).
+ *
+ * `handler(args, context)` gets the arguments object (defaults filled in) and
+ * the call context as a plain object of the keys the host let through; it
+ * returns (or resolves to) any JSON-serializable value.
+ *
+ * Throws a `TypeError` naming the tool for an invalid name, a missing
+ * description or an unknown option, when the module is first evaluated (that
+ * is, at build time).
+ */
+export function defineTool(spec, handler) {
+  const known = new Set(['name', 'description', 'parameters', 'category', 'keywords', 'version',
+    'idempotent', 'parallelizable', 'latency', 'requiresApproval', 'returnBehavior']);
+  for (const key of Object.keys(spec)) {
+    if (!known.has(key)) throw new TypeError(`tool '${spec.name}': unknown option '${key}'; known: ${[...known].join(', ')}`);
+  }
+  if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
+    throw new TypeError(`tool name '${spec.name}' is invalid: use 1 to 64 of [A-Za-z0-9_]`);
+  }
+  if (typeof spec.description !== 'string' || spec.description.trim() === '') {
+    throw new TypeError(`tool '${spec.name}' needs a description: the model reads it to decide when to call the tool`);
+  }
+  if (typeof handler !== 'function') throw new TypeError(`tool '${spec.name}': the handler must be a function`);
+  const latency = spec.latency ?? 'fast';
+  if (!LATENCY.includes(latency)) throw new TypeError(`tool '${spec.name}': latency must be one of ${LATENCY.join(', ')}`);
+  const returnBehavior = RETURN_BEHAVIOR[spec.returnBehavior ?? 'to_llm'];
+  if (!returnBehavior) throw new TypeError(`tool '${spec.name}': returnBehavior must be 'to_llm' or 'immediate'`);
+  const schema = objectSchema(spec.name, spec.parameters ?? {});
+  return {
+    name: spec.name,
+    handler,
+    schema,
+    spec: {
+      name: spec.name,
+      description: spec.description,
+      parameters: JSON.stringify(schema),
+      metadata: {
+        category: spec.category ?? '',
+        keywords: spec.keywords ?? [],
+        version: spec.version ?? '',
+        idempotent: spec.idempotent ?? false,
+        parallelizable: spec.parallelizable ?? true,
+        latency,
+        requiresApproval: spec.requiresApproval ?? false,
+        returnBehavior,
+      },
+    },
+  };
+}
+
+function objectSchema(tool, parameters) {
+  if (parameters.type === 'object') return parameters;
+  const properties = {};
+  const required = [];
+  for (const [field, fieldSchema] of Object.entries(parameters)) {
+    const { optional, ...rest } = fieldSchema;
+    properties[field] = rest;
+    if (!optional && !('default' in rest)) required.push(field);
+  }
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+/**
+ * The `tool` interface export for these tools: `export const tool = plugin(a, b)`.
+ * Throws a `TypeError` at build time if two tools share a name.
+ */
+export function plugin(...tools) {
+  const byName = new Map();
+  for (const t of tools) {
+    if (byName.has(t.name)) throw new TypeError(`two tools are named '${t.name}'; names must be unique`);
+    byName.set(t.name, t);
+  }
+  return {
+    describe() {
+      return tools.map((t) => t.spec);
+    },
+    async call(name, argumentsJson, context) {
+      const t = byName.get(name);
+      if (!t) {
+        throw witError(new InvalidArguments(`unknown tool '${name}'; this plugin has: ${[...byName.keys()].join(', ')}`));
+      }
+      try {
+        const args = decodeArguments(t, argumentsJson);
+        const result = await t.handler(args, Object.fromEntries(context));
+        return JSON.stringify(result === undefined ? null : result);
+      } catch (e) {
+        if (e instanceof ToolError) throw witError(e);
+        throw e;
+      }
+    },
+  };
+}
+
+function decodeArguments(t, argumentsJson) {
+  let args;
+  try {
+    args = JSON.parse(argumentsJson);
+  } catch (e) {
+    throw new InvalidArguments(`arguments are not valid JSON: ${e.message}`);
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    throw new InvalidArguments('arguments must be a JSON object');
+  }
+  const { properties = {}, required = [] } = t.schema;
+  for (const field of required) {
+    if (!(field in args)) throw new InvalidArguments(`missing argument '${field}'`);
+  }
+  if (t.schema.additionalProperties === false) {
+    for (const field of Object.keys(args)) {
+      if (!(field in properties)) throw new InvalidArguments(`unknown argument '${field}'; expected one of: ${Object.keys(properties).join(', ')}`);
+    }
+  }
+  for (const [field, fieldSchema] of Object.entries(properties)) {
+    if (!(field in args) && 'default' in fieldSchema) args[field] = structuredClone(fieldSchema.default);
+  }
+  return args;
+}
+
+function witError(e) {
+  const tag = e instanceof InvalidArguments ? 'invalid-arguments' : 'execution-failed';
+  return { tag, val: { message: e.message, code: e.code } };
+}
+
+/** Writes to the host's log, tagged with the plugin and tool. */
+export const log = Object.fromEntries(
+  ['trace', 'debug', 'info', 'warn', 'error'].map((level) => [level, (message) => hostLog(level, String(message))]),
+);
+
+/** Reports progress of the current call (MCP progress notifications when asked for). */
+export function progress(message) {
+  hostProgress(String(message));
+}
+
+/**
+ * Asks a reviewer before a dangerous action (WIT `request-approval`). Returns
+ * `{decision: 'continue'}`, `{decision: 'exit-early', reason}` or
+ * `{decision: 'edit', arguments}` (the revised arguments object, already
+ * validated by the host).
+ */
+export function requestApproval(description) {
+  const d = hostRequestApproval(String(description));
+  switch (d.tag) {
+    case 'continue':
+      return { decision: 'continue' };
+    case 'exit-early':
+      return { decision: 'exit-early', reason: d.val };
+    default:
+      return { decision: 'edit', arguments: JSON.parse(d.val) };
+  }
+}
