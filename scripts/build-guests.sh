@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds every guest: the bundled sample tools into plugins/ (the host's default
-# plugin directory), with their policies, and the test fixtures written in
-# Python, JavaScript and C into target/guests/lang/ (the Rust fixtures are built
-# by tests/build.rs). Installs what it needs first: the wasm32-wasip2 target
+# plugin directory), with their policies, and the guests written in Python,
+# JavaScript and C (samples and test fixtures) into target/guests/lang/, where
+# the tests find them (the Rust fixtures are built by tests/build.rs). Installs what it needs first: the wasm32-wasip2 target
 # and the pinned Python, JavaScript and C toolchains (scripts/guest-toolchains.sh).
 #
 #   scripts/build-guests.sh            everything
@@ -36,8 +36,8 @@ if ! $only_rust; then
   scripts/guest-toolchains.sh
   TOOLS=$ROOT/target/guest-tools
   BUILD=$ROOT/target/guests/lang-build
-  FIXTURES=$ROOT/target/guests/lang
-  mkdir -p "$BUILD" "$FIXTURES"
+  OUT=$ROOT/target/guests/lang
+  mkdir -p "$BUILD" "$OUT"
 
   # stale OUT INPUT...: true when OUT is missing or an input is newer.
   stale() {
@@ -111,12 +111,15 @@ if ! $only_rust; then
   }
 
   echo "==> building Python, JavaScript and C guests (samples and test fixtures)"
-  python_guest tables sample-tools/tables plugins/tables.wasm
-  js_guest versions sample-tools/versions plugins/versions.wasm
-  c_guest fuzzy plugins/fuzzy.wasm sample-tools/fuzzy/fuzzy.c sample-tools/fuzzy/json.c
-  python_guest py_probe tests/fixtures/py_probe "$FIXTURES/py_probe.wasm"
-  js_guest js_probe tests/fixtures/js_probe "$FIXTURES/js_probe.wasm"
-  c_guest c_probe "$FIXTURES/c_probe.wasm" tests/fixtures/c_probe/probe.c sample-tools/fuzzy/json.c
+  python_guest tables sample-tools/tables "$OUT/tables.wasm"
+  js_guest versions sample-tools/versions "$OUT/versions.wasm"
+  c_guest fuzzy "$OUT/fuzzy.wasm" sample-tools/fuzzy/fuzzy.c sample-tools/fuzzy/json.c
+  python_guest py_probe tests/fixtures/py_probe "$OUT/py_probe.wasm"
+  js_guest js_probe tests/fixtures/js_probe "$OUT/js_probe.wasm"
+  c_guest c_probe "$OUT/c_probe.wasm" tests/fixtures/c_probe/probe.c sample-tools/fuzzy/json.c
+  for name in tables versions fuzzy; do
+    cp "$OUT/$name.wasm" "plugins/$name.wasm"
+  done
 fi
 
 # Policies of the samples that need capabilities, and the notes plugin's directory.

@@ -1,7 +1,9 @@
 //! Builds every guest the tests load (the test fixtures and the sample tools) for
 //! `wasm32-wasip2`, once, into `target/guests`, the same directory
 //! `scripts/build-guests.sh` uses, and tells the tests where they are through
-//! the `CORRAL_GUESTS_DIR` environment variable.
+//! the `CORRAL_GUESTS_DIR` environment variable (and where
+//! `scripts/build-guests.sh` puts the Python, JavaScript and C guests through
+//! `CORRAL_LANG_GUESTS_DIR`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -72,4 +74,9 @@ fn main() {
     );
     let out = target_dir.join("wasm32-wasip2").join("release");
     println!("cargo:rustc-env=CORRAL_GUESTS_DIR={}", out.display());
+    // Guests in Python, JavaScript and C come from scripts/build-guests.sh.
+    println!(
+        "cargo:rustc-env=CORRAL_LANG_GUESTS_DIR={}",
+        target_dir.join("lang").display()
+    );
 }

@@ -10,6 +10,7 @@ mod capabilities;
 mod cli;
 mod context;
 mod host_api;
+mod languages;
 mod hostile;
 mod loading;
 mod mcp;

@@ -35,19 +35,49 @@ pub const ENCODE: &str = "encode.wasm";
 pub const NOTES: &str = "notes.wasm";
 /// Sample plugin `fetch`.
 pub const FETCH: &str = "fetch.wasm";
-/// Every sample plugin.
+/// Every sample plugin written in Rust.
 pub const SAMPLES: &[&str] = &[TEXT, MATH, JSON, ENCODE, NOTES, FETCH];
+
+// Guests in other languages, built by `scripts/build-guests.sh` (which the test
+// command runs first) into `lang/` of the guests directory.
+/// Sample plugin `tables`, in Python.
+pub const TABLES: &str = "lang/tables.wasm";
+/// Sample plugin `versions`, in JavaScript.
+pub const VERSIONS: &str = "lang/versions.wasm";
+/// Sample plugin `fuzzy`, in C.
+pub const FUZZY: &str = "lang/fuzzy.wasm";
+/// Fixture in Python: echo, an uncaught exception, a file read, a socket.
+pub const PY_PROBE: &str = "lang/py_probe.wasm";
+/// Fixture in JavaScript: echo, an uncaught exception, `fetch()`.
+pub const JS_PROBE: &str = "lang/js_probe.wasm";
+/// Fixture in C: `abort()` and a file read.
+pub const C_PROBE: &str = "lang/c_probe.wasm";
 
 /// The path of a built guest.
 pub fn guest(name: &str) -> PathBuf {
-    Path::new(GUESTS_DIR).join(name)
+    let path = match name.strip_prefix("lang/") {
+        Some(file) => Path::new(env!("CORRAL_LANG_GUESTS_DIR")).join(file),
+        None => Path::new(GUESTS_DIR).join(name),
+    };
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/build-guests.sh first (it builds the Python, \
+         JavaScript and C guests; cargo builds only the Rust ones)",
+        path.display()
+    );
+    path
+}
+
+/// The file name a guest gets in a plugin directory (`lang/x.wasm` is `x.wasm`).
+pub fn file_name(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
 }
 
 /// A temporary plugin directory holding copies of `guests`.
 pub fn plugin_dir(guests: &[&str]) -> TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     for name in guests {
-        std::fs::copy(guest(name), dir.path().join(name))
+        std::fs::copy(guest(name), dir.path().join(file_name(name)))
             .unwrap_or_else(|e| panic!("copy {name}: {e}"));
     }
     dir
@@ -108,7 +138,7 @@ pub fn plugin_dir_with_policies(guests: &[(&str, Option<&str>)]) -> TempDir {
     let dir = plugin_dir(&names);
     for (name, policy) in guests {
         if let Some(text) = policy {
-            let stem = name.trim_end_matches(".wasm");
+            let stem = file_name(name).trim_end_matches(".wasm");
             std::fs::write(dir.path().join(format!("{stem}.policy.toml")), text)
                 .expect("write policy");
         }

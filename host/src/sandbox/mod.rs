@@ -534,10 +534,42 @@ fn classify(err: &wasmtime::Error, state: &SandboxState) -> Failure {
         None => format!("{:#}", err.root_cause()),
     };
     let (stderr, _) = state.stderr.contents();
-    if let Some(panic) = panic_message(&stderr) {
-        message.push_str(&format!(" (guest {panic})"));
+    if let Some(reason) = crash_reason(&stderr) {
+        message.push_str(&format!(" (guest {reason})"));
     }
     Failure::Trap(message)
+}
+
+/// What the guest said about its crash on stderr, in the words of its
+/// language's runtime, newest first: a Python exception (componentize-py
+/// prints the traceback, then its own runtime panics), a JavaScript value
+/// thrown out of an export (componentize-js reports it while lifting the
+/// result), or a Rust panic. `None` when stderr holds none of them (a C
+/// `abort()` says nothing).
+fn crash_reason(stderr: &str) -> Option<String> {
+    python_exception(stderr)
+        .or_else(|| javascript_exception(stderr))
+        .or_else(|| panic_message(stderr))
+        .map(truncate)
+}
+
+/// The exception line ("RuntimeError: kaboom") of the last Python traceback.
+fn python_exception(stderr: &str) -> Option<String> {
+    let start = stderr.rfind("Traceback (most recent call last):")?;
+    let line = stderr[start..]
+        .lines()
+        .skip(1)
+        .find(|line| !line.is_empty() && !line.starts_with(char::is_whitespace))?;
+    Some(format!("raised {}", line.trim()))
+}
+
+/// The value a JavaScript export threw, from componentize-js's report
+/// "invalid variant tag value `undefined` (received `Error: kaboom`)".
+fn javascript_exception(stderr: &str) -> Option<String> {
+    const MARK: &str = "(received `";
+    let start = stderr.rfind(MARK)? + MARK.len();
+    let end = stderr[start..].find("`)")?;
+    Some(format!("threw {}", &stderr[start..start + end]))
 }
 
 /// Finds a Rust panic line ("panicked at src/lib.rs:3:5:\nmessage") in stderr.
@@ -548,7 +580,7 @@ fn panic_message(stderr: &str) -> Option<String> {
         .take(2)
         .collect::<Vec<_>>()
         .join(" ");
-    Some(truncate(text.trim().to_string()))
+    Some(text.trim().to_string())
 }
 
 #[cfg(test)]
@@ -563,6 +595,25 @@ mod tests {
             Some("panicked at src/lib.rs:3:5: boom")
         );
         assert_eq!(panic_message("all fine"), None);
+        assert_eq!(crash_reason("all fine"), None);
+    }
+
+    #[test]
+    fn finds_a_python_exception_before_the_runtime_panic() {
+        let stderr = "Traceback (most recent call last):\n  File \"/0/app.py\", line 5, in boom\n    raise RuntimeError(message)\nRuntimeError: kaboom\n\nthread '<unnamed>' (1) panicked at runtime/src/lib.rs:1293:29:\nPython function threw an unexpected exception\n";
+        assert_eq!(
+            crash_reason(stderr).as_deref(),
+            Some("raised RuntimeError: kaboom")
+        );
+    }
+
+    #[test]
+    fn finds_a_thrown_javascript_value() {
+        let stderr = "invalid variant tag value `undefined` (received `Error: kaboom`) specified for `ToolError`\nStack:\n  export_tool_0_1_0$call@initializer.js:419:17\n";
+        assert_eq!(
+            crash_reason(stderr).as_deref(),
+            Some("threw Error: kaboom")
+        );
     }
 
     #[test]
