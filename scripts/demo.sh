@@ -22,6 +22,12 @@ run call sha256 '{"text": "abc"}' --json
 run call statistics '{"values": [3, 1, 4, 1, 5, 9, 2, 6]}'
 
 echo
+echo "==> tools written in Python (tabulate from PyPI), JavaScript (semver from npm) and C:"
+run call table_render '{"rows": [{"tool": "word_count", "calls": 12}, {"tool": "slugify", "calls": 3}]}'
+run call semver_satisfies '{"range": "^1.2.0", "versions": ["1.1.9", "1.4.0", "2.0.0"]}'
+run call closest_match '{"word": "jsno_qeury", "candidates": ["json_query", "json_stats", "word_count"]}'
+
+echo
 echo "==> a plan: seven calls in one round trip, three parallel waves, \$ref data flow,"
 echo "    and a failed step whose dependent is skipped (fail-forward, exit code 1):"
 run plan examples/plans/report.json --dry-run

@@ -77,7 +77,9 @@ async fn samples_in_python_javascript_and_c_are_described_for_a_model() {
         // schema all describe every parameter.
         for (param, schema) in spec.parameters["properties"].as_object().expect("props") {
             assert!(
-                schema["description"].as_str().is_some_and(|d| !d.is_empty()),
+                schema["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
                 "{}.{param} has no description",
                 spec.name
             );
@@ -123,7 +125,10 @@ async fn python_sample_renders_and_parses_tables_with_a_pypi_library() {
     let table = out["table"].as_str().expect("text");
     assert_eq!(table.lines().count(), 4, "{table}");
     assert!(table.starts_with("| name"), "{table}");
-    assert!(table.contains("12.25") && table.contains(" 1.50"), "{table}");
+    assert!(
+        table.contains("12.25") && table.contains(" 1.50"),
+        "{table}"
+    );
 
     let out = call(
         &host,
@@ -139,7 +144,10 @@ async fn python_sample_renders_and_parses_tables_with_a_pypi_library() {
     // Rejected by the host's schema check, before any Python runs.
     let err = failure(call(&host, "table_render", json!({"rows": "not a list"})).await);
     assert!(matches!(err, CallError::InvalidArguments { .. }), "{err}");
-    assert!(err.to_string().contains("is not of type \"array\""), "{err}");
+    assert!(
+        err.to_string().contains("is not of type \"array\""),
+        "{err}"
+    );
     // Schema-valid but unusable: the tool says so through the contract.
     let err = failure(call(&host, "table_render", json!({"rows": [[1, 2], [3]]})).await);
     assert!(matches!(err, CallError::InvalidArguments { .. }), "{err}");
@@ -180,7 +188,14 @@ async fn javascript_sample_handles_versions_with_an_npm_package() {
     .expect("bump");
     assert_eq!(out["next"], "2.3.5-rc.0");
 
-    let err = failure(call(&host, "semver_bump", json!({"version": "2.3.4", "release": "huge"})).await);
+    let err = failure(
+        call(
+            &host,
+            "semver_bump",
+            json!({"version": "2.3.4", "release": "huge"}),
+        )
+        .await,
+    );
     assert!(matches!(err, CallError::InvalidArguments { .. }), "{err}");
     let err = failure(call(&host, "semver_compare", json!({"a": "one", "b": "1.0.0"})).await);
     assert!(matches!(err, CallError::InvalidArguments { .. }), "{err}");
@@ -195,9 +210,13 @@ async fn javascript_sample_handles_versions_with_an_npm_package() {
 async fn c_sample_computes_edit_distances() {
     let dir = plugin_dir(&[FUZZY]);
     let host = loaded(dir.path()).await;
-    let out = call(&host, "edit_distance", json!({"a": "kitten", "b": "sitting"}))
-        .await
-        .expect("distance");
+    let out = call(
+        &host,
+        "edit_distance",
+        json!({"a": "kitten", "b": "sitting"}),
+    )
+    .await
+    .expect("distance");
     assert_eq!(out["distance"], 3);
     // Characters, not bytes: "ß" is one character, two UTF-8 bytes.
     let out = call(
@@ -207,7 +226,10 @@ async fn c_sample_computes_edit_distances() {
     )
     .await
     .expect("unicode");
-    assert_eq!((out["distance"].clone(), out["length_a"].clone()), (json!(2), json!(6)));
+    assert_eq!(
+        (out["distance"].clone(), out["length_a"].clone()),
+        (json!(2), json!(6))
+    );
     let out = call(
         &host,
         "closest_match",
@@ -219,7 +241,14 @@ async fn c_sample_computes_edit_distances() {
     assert_eq!(out["matches"].as_array().map(Vec::len), Some(2));
     assert_eq!(out["compared"], 3);
 
-    let err = failure(call(&host, "closest_match", json!({"word": "x", "candidates": []})).await);
+    let err = failure(
+        call(
+            &host,
+            "closest_match",
+            json!({"word": "x", "candidates": []}),
+        )
+        .await,
+    );
     assert!(matches!(err, CallError::InvalidArguments { .. }), "{err}");
 }
 
@@ -228,8 +257,16 @@ async fn a_crash_in_each_language_is_reported_and_the_host_keeps_serving() {
     let dir = plugin_dir(&[PY_PROBE, JS_PROBE, C_PROBE]);
     let host = loaded(dir.path()).await;
     let cases = [
-        ("py_raise", json!({"message": "kaboom"}), "raised RuntimeError: kaboom"),
-        ("js_throw", json!({"message": "kaboom"}), "threw Error: kaboom"),
+        (
+            "py_raise",
+            json!({"message": "kaboom"}),
+            "raised RuntimeError: kaboom",
+        ),
+        (
+            "js_throw",
+            json!({"message": "kaboom"}),
+            "threw Error: kaboom",
+        ),
         ("c_abort", json!({"path": "-"}), "wasm trap"),
     ];
     for (tool, arguments, expected) in cases {
@@ -254,7 +291,10 @@ async fn a_crash_in_each_language_is_reported_and_the_host_keeps_serving() {
 #[tokio::test]
 async fn python_and_javascript_guests_log_report_progress_and_see_only_allowed_context() {
     let dir = plugin_dir_with_policies(&[
-        (PY_PROBE, Some("version = 1\n[context]\nallow = [\"tenant\"]\n")),
+        (
+            PY_PROBE,
+            Some("version = 1\n[context]\nallow = [\"tenant\"]\n"),
+        ),
         (JS_PROBE, None),
     ]);
     let host = loaded(dir.path()).await;
@@ -306,7 +346,10 @@ async fn python_and_c_guests_read_only_the_directory_their_policy_grants() {
     for tool in ["py_read_file", "c_read_file"] {
         let err = failure(call(&host_without, tool, json!({"path": "/data/greeting.txt"})).await);
         assert!(matches!(err, CallError::ToolFailed { .. }), "{tool}: {err}");
-        assert!(err.to_string().contains("cannot read /data/greeting.txt"), "{err}");
+        assert!(
+            err.to_string().contains("cannot read /data/greeting.txt"),
+            "{err}"
+        );
     }
 
     // Granted: the file inside the grant reads; nothing outside it does.
@@ -318,11 +361,7 @@ async fn python_and_c_guests_read_only_the_directory_their_policy_grants() {
             .await
             .unwrap_or_else(|e| panic!("{tool}: {e}"));
         assert_eq!(out["text"], "hello from /data", "{tool}");
-        for path in [
-            secret_path.as_str(),
-            "/data/../secret.txt",
-            "/etc/hostname",
-        ] {
+        for path in [secret_path.as_str(), "/data/../secret.txt", "/etc/hostname"] {
             let err = failure(call(&host, tool, json!({"path": path})).await);
             assert!(
                 matches!(err, CallError::ToolFailed { .. }),
@@ -354,7 +393,10 @@ async fn javascript_fetch_reaches_only_the_host_its_policy_allows() {
     let out = call(&host, "js_fetch", json!({"url": url(allowed.port)}))
         .await
         .expect("granted");
-    assert_eq!(out, json!({"status": 200, "body": "hello from the allowed server"}));
+    assert_eq!(
+        out,
+        json!({"status": 200, "body": "hello from the allowed server"})
+    );
     let err = failure(call(&host, "js_fetch", json!({"url": url(other.port)})).await);
     assert!(err.to_string().contains("cannot fetch"), "{err}");
     assert_eq!((allowed.hits(), other.hits()), (1, 0));

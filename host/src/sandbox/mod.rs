@@ -610,10 +610,7 @@ mod tests {
     #[test]
     fn finds_a_thrown_javascript_value() {
         let stderr = "invalid variant tag value `undefined` (received `Error: kaboom`) specified for `ToolError`\nStack:\n  export_tool_0_1_0$call@initializer.js:419:17\n";
-        assert_eq!(
-            crash_reason(stderr).as_deref(),
-            Some("threw Error: kaboom")
-        );
+        assert_eq!(crash_reason(stderr).as_deref(), Some("threw Error: kaboom"));
     }
 
     #[test]
