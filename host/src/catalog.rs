@@ -7,8 +7,13 @@
 //! when it starts and finishes on it, so a reload never changes a call in
 //! flight. Building a catalog happens off the serving path; unchanged plugins
 //! (same bytes, same policy text) are reused without compiling or describing
-//! them again, and a plugin whose new file fails to load keeps its previous
-//! version.
+//! them again, and a plugin whose new file or policy fails to load or to
+//! resolve keeps its previous version.
+//!
+//! Duplicate names: at startup the first file in file-name order keeps a
+//! name. On reload, plugins served unchanged come first, so a new or changed
+//! plugin that claims a name a working plugin serves is the one refused (a
+//! changed one keeps serving its previous version).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,6 +60,16 @@ impl Catalog {
     /// The tool called `name`.
     pub fn tool(&self, name: &str) -> Option<&Arc<Tool>> {
         self.registry.get(name)
+    }
+
+    /// The version of the plugin at `path` that serves at least one tool of
+    /// this catalog, if any.
+    fn served_version(&self, path: &Path) -> Option<Described> {
+        let described = self.plugins.get(path)?;
+        self.registry
+            .tools()
+            .any(|t| t.plugin().is_some_and(|p| std::ptr::eq(p, &*described.0)))
+            .then(|| described.clone())
     }
 
     /// The files that failed to load, with reasons, sorted by path. A file
@@ -127,26 +142,54 @@ pub(crate) async fn load(
     )
     .await;
     // A file that is half-written or invalid never replaces a working version.
+    let served = |path: &Path| previous.and_then(|c| c.served_version(path));
     let mut kept = Vec::new();
-    for err in &load_errors {
-        if let Some(old) = before.get(&err.path)
-            && files.contains(&err.path)
-        {
-            tracing::error!(
-                "{err}; still serving the version with sha256 {}",
-                old.0.sha256()
-            );
-            described.push(old.clone());
+    let mut kept_errors = Vec::new();
+    load_errors.retain(|err| match served(&err.path) {
+        Some(old) if files.contains(&err.path) => {
+            described.push(old);
             kept.push(err.path.clone());
+            kept_errors.push(err.clone());
+            false
         }
-    }
+        _ => true,
+    });
     described.sort_by(|a, b| a.0.path().cmp(b.0.path()));
+
+    // Resolve. A new or changed plugin that fails here (a policy naming a
+    // tool it lacks, a name another plugin already serves) also falls back to
+    // the version being served, and plugins served unchanged come first, so a
+    // newcomer can never take a name away from a working tool.
+    let (mut registry, resolve_errors) = loop {
+        let mut ordered = described.clone();
+        ordered.sort_by_key(|d| !served(d.0.path()).is_some_and(|old| Arc::ptr_eq(&old.0, &d.0)));
+        let (registry, errors) = resolver::resolve(ordered, previous.map(|c| &c.registry));
+        let mut reverted = false;
+        for err in &errors {
+            let Some(old) = served(&err.path) else {
+                continue;
+            };
+            if let Some(slot) = described.iter_mut().find(|d| d.0.path() == err.path)
+                && !Arc::ptr_eq(&slot.0, &old.0)
+            {
+                *slot = old;
+                kept.push(err.path.clone());
+                kept_errors.push(err.clone());
+                reverted = true;
+            }
+        }
+        if !reverted {
+            break (registry, errors);
+        }
+    };
     let plugins: BTreeMap<PathBuf, Described> = described
         .iter()
         .map(|d| (d.0.path().to_path_buf(), d.clone()))
         .collect();
-
-    let (mut registry, resolve_errors) = resolver::resolve(described);
+    for err in &kept_errors {
+        let sha256 = plugins.get(&err.path).map_or("?", |d| d.0.sha256());
+        tracing::error!("{err}; still serving the version with sha256 {sha256}");
+    }
     load_errors.extend(resolve_errors);
     registry.add_builtin(plan_tool_spec());
     if let Some(dir) = ctx.plugin_dir {
@@ -158,12 +201,12 @@ pub(crate) async fn load(
             Err(err) => load_errors.push(err),
         }
     }
-    load_errors.sort_by(|a, b| a.path.cmp(&b.path));
     for err in &load_errors {
-        if !kept.contains(&err.path) {
-            tracing::error!("plugin not loaded: {err}");
-        }
+        tracing::error!("plugin not loaded: {err}");
     }
+    load_errors.extend(kept_errors);
+    load_errors.sort_by(|a, b| a.path.cmp(&b.path));
+    kept.sort();
     let generation = previous.map_or(1, |c| c.generation + 1);
     tracing::info!(
         generation,

@@ -216,13 +216,15 @@ pub enum LoadErrorReason {
     /// Another plugin already provides this tool name (reference 000: duplicate
     /// names are a resolution error).
     #[error(
-        "tool `{tool}` is already provided by {}; rename one of them",
+        "tool `{tool}` is already provided by {}; rename one of them (a policy's \
+         `[presentation]` `rename` or `prefix` does it without rebuilding)",
         .other.display()
     )]
     DuplicateTool {
         /// The tool name.
         tool: String,
-        /// The plugin that keeps the name (loaded first, in file-name order).
+        /// The plugin that keeps the name: the first in file-name order at
+        /// startup; on reload, the one already serving it.
         other: PathBuf,
     },
     /// `pipelines.json` cannot be read as pipeline definitions.

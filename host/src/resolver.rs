@@ -10,8 +10,10 @@
 //!   object schema without `properties` gets an empty `"properties": {}` (a tool
 //!   with no parameters), which some MCP clients require;
 //! - one plugin may not describe the same name twice, and two plugins may not
-//!   provide the same name: plugins are resolved in file-name order and the later
-//!   plugin fails to load with an error naming both files.
+//!   provide the same name: the plugin resolved later fails to load with an
+//!   error naming both files. At startup plugins resolve in file-name order; on
+//!   reload the plugins served unchanged resolve first (see
+//!   [`catalog`](crate::catalog)), so a newcomer never takes a working name.
 //!
 //! A plugin with any invalid spec fails to load as a whole, so that no plugin is
 //! ever served half-described.
@@ -43,8 +45,10 @@ pub struct Tool {
     guest_name: String,
     provider: Provider,
     validator: Arc<jsonschema::Validator>,
-    /// Held during a call when the tool is not parallelizable.
-    pub(crate) serial: tokio::sync::Mutex<()>,
+    /// Held during a call when the tool is not parallelizable. Shared with
+    /// the tool of the same name in the previous catalog, so a call started
+    /// before a reload and one started after it never overlap.
+    pub(crate) serial: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// What runs when a tool is called.
@@ -219,7 +223,7 @@ impl Registry {
                     spec,
                     provider: Provider::Pipeline(Arc::new(pipeline)),
                     validator: Arc::new(validator),
-                    serial: tokio::sync::Mutex::new(()),
+                    serial: Arc::default(),
                 }),
             );
         }
@@ -239,7 +243,7 @@ impl Registry {
                 spec,
                 provider: Provider::Builtin,
                 validator: Arc::new(validator),
-                serial: tokio::sync::Mutex::new(()),
+                serial: Arc::default(),
             }),
         );
     }
@@ -328,8 +332,12 @@ fn check_spec(raw: RawSpec) -> Result<(ToolSpec, jsonschema::Validator), LoadErr
 }
 
 /// Resolves described plugins into a registry. `described` must be in the order
-/// that decides duplicate names (file-name order).
-pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry, Vec<LoadError>) {
+/// that decides duplicate names: the first plugin to claim a name keeps it.
+/// A tool whose name `previous` also serves shares that tool's serial lock.
+pub(crate) fn resolve(
+    described: Vec<(Arc<Plugin>, Vec<RawSpec>)>,
+    previous: Option<&Registry>,
+) -> (Registry, Vec<LoadError>) {
     let mut registry = Registry::default();
     let mut errors = Vec::new();
     'plugins: for (plugin, raws) in described {
@@ -400,6 +408,9 @@ pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry,
             continue;
         }
         for (spec, validator, guest_name) in accepted {
+            let serial = previous
+                .and_then(|r| r.get(&spec.name))
+                .map_or_else(Arc::default, |t| t.serial.clone());
             match registry.tools.entry(spec.name.clone()) {
                 Entry::Vacant(slot) => {
                     slot.insert(Arc::new(Tool {
@@ -407,7 +418,7 @@ pub(crate) fn resolve(described: Vec<(Arc<Plugin>, Vec<RawSpec>)>) -> (Registry,
                         spec,
                         provider: Provider::Plugin(plugin.clone()),
                         validator: Arc::new(validator),
-                        serial: tokio::sync::Mutex::new(()),
+                        serial,
                     }));
                 }
                 Entry::Occupied(_) => unreachable!("checked for duplicates above"),

@@ -157,6 +157,12 @@ fn text(result: &Value) -> &str {
 #[test]
 fn stdio_initializes_lists_and_calls() {
     let dir = plugin_dir(&[SAMPLES, &[HOSTILE]].concat());
+    std::fs::write(
+        dir.path().join("fetch.policy.toml"),
+        "version = 1\n[http]\nallow = [\"http://127.0.0.1:9\"]\n\
+         [environment]\nset = { API_TOKEN = \"s3cret\" }\n",
+    )
+    .expect("policy");
     let mut mcp = Stdio_::start(dir.path(), &["--no-watch"]);
     let init = mcp.initialize(json!({}));
     assert_eq!(init["result"]["serverInfo"]["name"], "corral");
@@ -179,6 +185,18 @@ fn stdio_initializes_lists_and_calls() {
     );
     assert_eq!(sha["_meta"]["corral/plugin"], "encode");
     assert_eq!(sha["_meta"]["corral/returnBehavior"], "to_llm");
+    assert_eq!(
+        sha["_meta"]["corral/grants"],
+        json!({"files": [], "environment": [], "http": []})
+    );
+    // Grants name what a tool reaches; an environment value never leaves the host.
+    let fetch = tool("fetch_url");
+    assert_eq!(
+        fetch["_meta"]["corral/grants"],
+        json!({"files": [], "environment": ["API_TOKEN"], "http": ["http://127.0.0.1:9"]})
+    );
+    assert_eq!(fetch["annotations"]["openWorldHint"], true);
+    assert!(!list.to_string().contains("s3cret"), "{list}");
     assert_eq!(tool("notes_delete")["annotations"]["destructiveHint"], true);
     assert!(tools.iter().any(|t| t["name"] == "execute_tool_plan"));
 

@@ -1,7 +1,10 @@
 //! Hot reload: a plugin replaced while calls run in a loop (zero failed calls,
 //! the new version served afterwards), half-written files that never replace a
 //! working version, added and removed plugins, calls in flight finishing on
-//! their version, change notifications, and the file watcher.
+//! their version, new versions that fail to resolve (a policy naming a missing
+//! tool, a name another plugin serves) never replacing a working one, a
+//! sequential tool staying sequential across a reload, change notifications,
+//! and the file watcher.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -12,7 +15,7 @@ use std::time::Duration;
 use corral::approval::{ReviewFuture, ReviewRequest, Reviewer};
 use corral::{ApprovalDecision, CallOptions, Host};
 
-use crate::support::{DUP_A, HOSTILE, cache, guest, plugin_dir, pool};
+use crate::support::{DUP_A, DUP_B, HOSTILE, cache, guest, plugin_dir, pool};
 
 async fn host(dir: &Path) -> Host {
     Host::builder()
@@ -143,6 +146,145 @@ async fn a_half_written_file_never_replaces_a_working_version() {
     let report = host.reload().await.expect("reload");
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(sha_of(&host, "echo"), sha256(&next));
+}
+
+fn write_policy(dir: &Path, plugin: &str, text: &str) {
+    let stem = plugin.trim_end_matches(".wasm");
+    std::fs::write(dir.join(format!("{stem}.policy.toml")), text).expect("policy");
+}
+
+fn plugin_of(host: &Host, tool: &str) -> String {
+    host.tool(tool)
+        .and_then(|t| t.plugin().map(|p| p.name().to_string()))
+        .unwrap_or_else(|| panic!("`{tool}` is not served"))
+}
+
+#[tokio::test]
+async fn a_policy_naming_a_missing_tool_keeps_the_served_version() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let path = dir.path().join(HOSTILE);
+    let old = sha_of(&host, "echo");
+
+    write_policy(
+        dir.path(),
+        HOSTILE,
+        "version = 1\n[approval]\nrequire = [\"ech\"]\n",
+    );
+    let report = host.reload().await.expect("reload");
+    assert_eq!(report.kept, vec![path.clone()]);
+    assert!(!report.tools_changed(), "{report:?}");
+    let message = report.errors[0].to_string();
+    assert!(
+        message.contains("names `ech`, which this plugin does not provide"),
+        "{message}"
+    );
+    assert_eq!(sha_of(&host, "echo"), old);
+    assert!(
+        !host
+            .tool("echo")
+            .expect("echo")
+            .spec()
+            .metadata
+            .requires_approval,
+        "the previous version runs under its previous policy"
+    );
+    crate::support::assert_still_serves(&host).await;
+
+    // The policy is fixed: the new version (and its policy) is served.
+    write_policy(
+        dir.path(),
+        HOSTILE,
+        "version = 1\n[approval]\nrequire = [\"echo\"]\n",
+    );
+    let report = host.reload().await.expect("reload");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(report.updated.contains(&"echo".to_string()), "{report:?}");
+    assert!(
+        host.tool("echo")
+            .expect("echo")
+            .spec()
+            .metadata
+            .requires_approval
+    );
+}
+
+#[tokio::test]
+async fn a_newcomer_never_takes_a_name_from_a_served_tool() {
+    // `fixture_dup_a.wasm` sorts first, so at startup it would win `dup_tool`;
+    // dropped in beside a running `fixture_dup_b.wasm`, it is the one refused.
+    let dir = plugin_dir(&[DUP_B]);
+    let host = host(dir.path()).await;
+    assert_eq!(plugin_of(&host, "dup_tool"), "fixture_dup_b");
+
+    std::fs::copy(guest(DUP_A), dir.path().join(DUP_A)).expect("copy");
+    let report = host.reload().await.expect("reload");
+    assert!(!report.tools_changed(), "{report:?}");
+    assert_eq!(report.kept, Vec::<std::path::PathBuf>::new());
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    let message = report.errors[0].to_string();
+    assert!(
+        message.contains(DUP_A) && message.contains("dup_tool") && message.contains(DUP_B),
+        "{message}"
+    );
+    assert_eq!(plugin_of(&host, "dup_tool"), "fixture_dup_b");
+
+    // A fresh start decides by file name, as documented.
+    let fresh = self::host(dir.path()).await;
+    assert_eq!(plugin_of(&fresh, "dup_tool"), "fixture_dup_a");
+}
+
+#[tokio::test]
+async fn a_changed_plugin_that_takes_a_served_name_keeps_its_previous_version() {
+    let dir = plugin_dir(&[DUP_A, HOSTILE]);
+    let host = host(dir.path()).await;
+
+    // `fixture_dup_a` sorts before `fixture_hostile`, and now wants `echo`.
+    write_policy(
+        dir.path(),
+        DUP_A,
+        "version = 1\n[presentation]\nrename = { dup_tool = \"echo\" }\n",
+    );
+    let report = host.reload().await.expect("reload");
+    assert_eq!(report.kept, vec![dir.path().join(DUP_A)]);
+    assert!(!report.tools_changed(), "{report:?}");
+    assert!(
+        report.errors[0].to_string().contains("echo"),
+        "{:?}",
+        report.errors
+    );
+    assert_eq!(plugin_of(&host, "echo"), "fixture_hostile");
+    assert_eq!(plugin_of(&host, "dup_tool"), "fixture_dup_a");
+    crate::support::assert_still_serves(&host).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sequential_tool_stays_sequential_across_a_reload() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let run = |host: Host| async move {
+        let out = host
+            .call("one_at_a_time", r#"{"ms": 400}"#, &CallOptions::default())
+            .await
+            .expect("call");
+        let json = out.json.expect("json");
+        (
+            json["start_us"].as_u64().expect("start"),
+            json["end_us"].as_u64().expect("end"),
+        )
+    };
+    let first = tokio::spawn(run(host.clone()));
+    // The first call is under way on the old catalog while the new version
+    // compiles and loads.
+    replace_atomically(&dir.path().join(HOSTILE), &new_version(HOSTILE, "next"));
+    let report = host.reload().await.expect("reload");
+    assert!(report.updated.contains(&"one_at_a_time".to_string()));
+    let second = run(host.clone()).await;
+    let first = first.await.expect("task");
+    assert!(
+        second.0 >= first.1 || first.0 >= second.1,
+        "calls overlapped: {first:?} and {second:?}"
+    );
 }
 
 #[tokio::test]

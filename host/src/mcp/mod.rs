@@ -12,7 +12,8 @@
 //! - `tools/list`: name, description, `inputSchema`, annotations derived from
 //!   metadata and the plugin's policy ([`annotations`]), and corral's own
 //!   metadata under `_meta` (`corral/category`, `corral/plugin`,
-//!   `corral/sha256`, `corral/returnBehavior`).
+//!   `corral/sha256`, `corral/returnBehavior`, and `corral/grants`: what the
+//!   plugin's policy lets it reach, see [`McpServer::describe`]).
 //! - `tools/call`: tool failures, invalid arguments, rejections and limits are
 //!   results with `isError: true` and the `Error: <message>` text, so the model
 //!   can correct itself; an unknown tool is a protocol error (`-32602`). JSON
@@ -46,6 +47,7 @@ use serde_json::{Value, json};
 use crate::call::{CallContext, CallOptions};
 use crate::error::CallError;
 use crate::host::Host;
+use crate::policy::{EnvGrant, Policy};
 use crate::resolver::Tool;
 
 pub use elicit::ElicitationReviewer;
@@ -65,7 +67,12 @@ impl McpServer {
         Self { host }
     }
 
-    /// The MCP definition of `tool`.
+    /// The MCP definition of `tool`: name, description, `inputSchema`,
+    /// [`annotations`], and `_meta` with `corral/category`,
+    /// `corral/returnBehavior` and, for a plugin's tool, `corral/plugin`,
+    /// `corral/sha256` and `corral/grants` (`{"files": [{"path", "writable"}],
+    /// "environment": [name], "http": [destination]}`, guest paths and
+    /// variable names only: never host paths or values).
     pub fn describe(tool: &Tool) -> McpTool {
         let spec = tool.spec();
         let schema: JsonObject = match &spec.parameters {
@@ -81,6 +88,7 @@ impl McpServer {
         if let Some(plugin) = tool.plugin() {
             meta.insert("corral/plugin".into(), json!(plugin.name()));
             meta.insert("corral/sha256".into(), json!(plugin.sha256()));
+            meta.insert("corral/grants".into(), grants_meta(plugin.policy()));
         }
         McpTool::new(
             spec.name.clone(),
@@ -90,6 +98,28 @@ impl McpServer {
         .with_annotations(annotations(tool))
         .with_meta(meta)
     }
+}
+
+/// What the plugin's policy grants, for `_meta["corral/grants"]`:
+/// `{"files": [{"path": guest path, "writable": bool}], "environment":
+/// [variable name], "http": [allowed destination]}`. Host paths and
+/// environment values are left out: a client (and the model behind it) learns
+/// what the tool can reach, not the host's layout or secrets.
+fn grants_meta(policy: &Policy) -> Value {
+    let files: Vec<Value> = policy
+        .filesystem
+        .iter()
+        .map(|d| json!({"path": d.guest, "writable": d.writable}))
+        .collect();
+    let environment: Vec<&str> = policy
+        .environment
+        .iter()
+        .map(|e| match e {
+            EnvGrant::Set { name, .. } | EnvGrant::Pass { name } => name.as_str(),
+        })
+        .collect();
+    let http: Vec<String> = policy.http_allow.iter().map(ToString::to_string).collect();
+    json!({"files": files, "environment": environment, "http": http})
 }
 
 /// MCP tool annotations derived from corral's metadata and the plugin's
