@@ -9,8 +9,8 @@ use corral::{CallContext, CallError, CallOptions, Host, HostBuilder, Limits, Loa
 use serde_json::{Value, json};
 
 use crate::support::{
-    FETCH, HOSTILE, NOTES, TestServer, cache, guest_sha256, plugin_dir, plugin_dir_with_policies,
-    pool,
+    FETCH, HOSTILE, NOTES, TestServer, cache, call, failure, guest_sha256, plugin_dir,
+    plugin_dir_with_policies, pool,
 };
 
 fn builder(dir: &Path) -> HostBuilder {
@@ -25,17 +25,9 @@ async fn host(dir: &Path) -> Host {
     builder(dir).build().await.expect("host")
 }
 
-async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
-    host.call(tool, &arguments.to_string(), &CallOptions::default())
-        .await
-        .map(|out| out.json.expect("json"))
-}
-
-fn failure(result: Result<Value, CallError>) -> String {
-    match result {
-        Ok(value) => panic!("expected a failure, got {value}"),
-        Err(err) => err.to_string(),
-    }
+/// The message of a call expected to fail.
+fn message(result: Result<Value, CallError>) -> String {
+    failure(result).to_string()
 }
 
 fn notes_policy(dir: &Path, access: &str) -> String {
@@ -50,7 +42,7 @@ async fn a_directory_is_denied_then_granted_then_used() {
     let data = tempfile::tempdir().expect("data dir");
     let denied = plugin_dir(&[NOTES]);
     let host_without = host(denied.path()).await;
-    let err = failure(
+    let err = message(
         call(
             &host_without,
             "notes_write",
@@ -88,7 +80,7 @@ async fn a_directory_is_denied_then_granted_then_used() {
         .await
         .expect("delete (approved)");
     assert!(!data.path().join("todo.md").exists());
-    let err = failure(call(&host, "notes_read", json!({"name": "todo"})).await);
+    let err = message(call(&host, "notes_read", json!({"name": "todo"})).await);
     assert!(err.contains("there is no note named `todo`"), "{err}");
 }
 
@@ -105,7 +97,7 @@ async fn a_read_only_grant_refuses_writes() {
             .expect("read")["text"],
         "old"
     );
-    let err = failure(call(&host, "notes_write", json!({"name": "kept", "text": "new"})).await);
+    let err = message(call(&host, "notes_write", json!({"name": "kept", "text": "new"})).await);
     assert!(err.contains("cannot write note `kept`"), "{err}");
     assert_eq!(
         std::fs::read_to_string(data.path().join("kept.md")).unwrap(),
@@ -142,7 +134,7 @@ async fn a_directory_grant_reaches_only_its_plugin_and_its_path() {
         secret_on_host.display().to_string(),
         format!("/data/../../{}", secret_on_host.display()),
     ] {
-        let err = failure(call(&host, "read_file", json!({"path": path})).await);
+        let err = message(call(&host, "read_file", json!({"path": path})).await);
         assert!(
             err.starts_with("tool `read_file` failed: cannot read"),
             "{path}: {err}"
@@ -187,7 +179,7 @@ async fn http_is_denied_then_allowed_for_exactly_the_granted_host() {
 
     let dir = plugin_dir(&[FETCH]);
     let host_without = host(dir.path()).await;
-    let err = failure(
+    let err = message(
         call(
             &host_without,
             "fetch_url",
@@ -216,7 +208,7 @@ async fn http_is_denied_then_allowed_for_exactly_the_granted_host() {
     assert_eq!(allowed.hits(), 1);
 
     for denied in [url(other.port, "127.0.0.1"), url(allowed.port, "localhost")] {
-        let err = failure(call(&host, "fetch_url", json!({"url": denied})).await);
+        let err = message(call(&host, "fetch_url", json!({"url": denied})).await);
         assert!(
             err.contains("the host denied the request"),
             "{denied}: {err}"
@@ -230,7 +222,7 @@ async fn http_is_denied_then_allowed_for_exactly_the_granted_host() {
     );
 
     // An HTTP grant never opens raw sockets.
-    let err = failure(
+    let err = message(
         call(
             &host,
             "open_socket",
@@ -341,7 +333,7 @@ async fn approval_and_context_come_from_the_policy() {
         .expect("host");
     assert!(host.tool("echo").unwrap().spec().metadata.requires_approval);
     assert_eq!(
-        failure(call(&host, "echo", json!({"text": "x"})).await),
+        message(call(&host, "echo", json!({"text": "x"})).await),
         "Rejected by reviewer: denied by policy (deny-all reviewer)"
     );
     let context: CallContext = [("tenant", "acme"), ("api_key", "secret")]

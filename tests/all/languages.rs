@@ -7,25 +7,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use corral::{CallContext, CallError, CallOptions, Host};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::{
-    C_PROBE, FUZZY, JS_PROBE, PY_PROBE, TABLES, TestServer, VERSIONS, host, plugin_dir,
-    plugin_dir_with_policies,
+    C_PROBE, FUZZY, JS_PROBE, PY_PROBE, TABLES, TestServer, VERSIONS, assert_described_for_a_model,
+    call, failure, host, plugin_dir, plugin_dir_with_policies,
 };
-
-async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
-    host.call(tool, &arguments.to_string(), &CallOptions::default())
-        .await
-        .map(|out| out.json.expect("every guest here returns JSON"))
-}
-
-fn failure(result: Result<Value, CallError>) -> CallError {
-    match result {
-        Ok(value) => panic!("expected a failure, got {value}"),
-        Err(err) => err,
-    }
-}
 
 async fn loaded(dir: &Path) -> Host {
     let host = host(dir).await;
@@ -64,26 +51,15 @@ async fn samples_in_python_javascript_and_c_are_described_for_a_model() {
         assert_eq!(loaded.plugin().map(|p| p.name()), Some(plugin));
     }
     for spec in specs.iter().filter(|s| s.name != "execute_tool_plan") {
-        assert!(!spec.description.is_empty(), "{}", spec.name);
-        assert!(!spec.metadata.category.is_empty(), "{}", spec.name);
+        // Python docstring `Args:`, JavaScript `description` fields and the C
+        // schema all describe every parameter.
+        assert_described_for_a_model(spec);
         assert!(spec.metadata.idempotent, "{}", spec.name);
-        assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
         assert_eq!(
             spec.parameters["additionalProperties"], false,
             "{}",
             spec.name
         );
-        // Python docstring `Args:`, JavaScript `description` fields and the C
-        // schema all describe every parameter.
-        for (param, schema) in spec.parameters["properties"].as_object().expect("props") {
-            assert!(
-                schema["description"]
-                    .as_str()
-                    .is_some_and(|d| !d.is_empty()),
-                "{}.{param} has no description",
-                spec.name
-            );
-        }
     }
     // The Python helper derives the schema from type hints and defaults.
     let render = host.tool("table_render").expect("table_render");

@@ -142,7 +142,10 @@ async fn duplicate_names_name_both_files() {
     );
     let text = errors[0].to_string();
     assert!(text.contains(DUP_A) && text.contains(DUP_B), "{text}");
-    assert!(text.contains("`[presentation]` `rename`"), "suggests the fix: {text}");
+    assert!(
+        text.contains("`[presentation]` `rename`"),
+        "suggests the fix: {text}"
+    );
     let out = host
         .call("dup_tool", "{}", &CallOptions::default())
         .await

@@ -1,22 +1,16 @@
 //! The bundled sample tools: each works on valid arguments, rejects invalid
 //! ones clearly, and returns structured JSON.
 
-use corral::{CallError, CallOptions, Host};
-use serde_json::{Value, json};
+use corral::{CallError, Host};
+use serde_json::json;
 
-use crate::support::{SAMPLES, host, plugin_dir};
+use crate::support::{SAMPLES, assert_described_for_a_model, call, host, plugin_dir};
 
 async fn samples() -> (tempfile::TempDir, Host) {
     let dir = plugin_dir(SAMPLES);
     let host = host(dir.path()).await;
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
     (dir, host)
-}
-
-async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
-    host.call(tool, &arguments.to_string(), &CallOptions::default())
-        .await
-        .map(|out| out.json.expect("sample tools return JSON"))
 }
 
 #[tokio::test]
@@ -46,21 +40,8 @@ async fn every_sample_tool_is_described_for_a_model() {
         ]
     );
     for spec in &specs {
-        assert!(!spec.description.is_empty() && !spec.metadata.category.is_empty());
-        assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
         // Doc comments on argument fields become parameter descriptions.
-        let properties = spec.parameters["properties"]
-            .as_object()
-            .expect("properties");
-        for (param, schema) in properties {
-            assert!(
-                schema["description"]
-                    .as_str()
-                    .is_some_and(|d| !d.is_empty()),
-                "{}.{param} has no description",
-                spec.name
-            );
-        }
+        assert_described_for_a_model(spec);
         assert!(
             spec.parameters.get("title").is_none(),
             "no Rust type names leak"

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use corral::{ComponentCache, Host, Limits, PoolConfig};
+use corral::{CallError, CallOptions, ComponentCache, Host, Limits, PoolConfig, ToolSpec};
+use serde_json::Value;
 use tempfile::TempDir;
 
 /// Directory holding every built guest (set by `tests/build.rs`).
@@ -112,6 +113,41 @@ pub async fn host_with(dir: &Path, limits: Limits) -> Host {
         .build()
         .await
         .expect("host builds")
+}
+
+/// Calls `tool` with default options; its JSON output, or the error.
+pub async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
+    host.call(tool, &arguments.to_string(), &CallOptions::default())
+        .await
+        .map(|out| out.json.expect("the tool returns JSON"))
+}
+
+/// The error of a call expected to fail.
+pub fn failure(result: Result<Value, CallError>) -> CallError {
+    match result {
+        Ok(value) => panic!("expected a failure, got {value}"),
+        Err(err) => err,
+    }
+}
+
+/// Asserts what a model needs of a spec: a description, a category, an
+/// object schema, and a description for every parameter.
+pub fn assert_described_for_a_model(spec: &ToolSpec) {
+    let name = &spec.name;
+    assert!(!spec.description.is_empty(), "{name} has no description");
+    assert!(!spec.metadata.category.is_empty(), "{name} has no category");
+    assert_eq!(spec.parameters["type"], "object", "{name}");
+    let properties = spec.parameters["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{name} has no properties"));
+    for (param, schema) in properties {
+        assert!(
+            schema["description"]
+                .as_str()
+                .is_some_and(|d| !d.is_empty()),
+            "{name}.{param} has no description"
+        );
+    }
 }
 
 /// Calls `echo` on the hostile fixture and asserts it works: the host still
