@@ -13,6 +13,11 @@
 //! `write` of a complete line followed by `fdatasync`, so earlier lines are
 //! never rewritten. If a crash tore the last line, the next open starts on a
 //! fresh line, so the torn line stays isolated and every other line parses.
+//!
+//! Rotation is left to the system's tool (logrotate and the like): before
+//! each append the log checks that its path still names the file it holds
+//! open, and reopens the path when the file was moved away or deleted, so
+//! records never go to a rotated file.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
@@ -93,28 +98,7 @@ impl AuditLog {
     /// [`AuditError`] when the file cannot be opened or created.
     pub fn open(path: impl Into<PathBuf>) -> Result<Self, AuditError> {
         let path = path.into();
-        let open = || -> std::io::Result<File> {
-            if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)?;
-            }
-            let mut file = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create(true)
-                .open(&path)?;
-            // A torn last line (crash mid-append) must not swallow the next one.
-            let len = file.seek(SeekFrom::End(0))?;
-            if len > 0 {
-                file.seek(SeekFrom::Start(len - 1))?;
-                let mut last = [0u8; 1];
-                file.read_exact(&mut last)?;
-                if last[0] != b'\n' {
-                    file.write_all(b"\n")?;
-                }
-            }
-            Ok(file)
-        };
-        let file = open().map_err(|source| AuditError {
+        let file = open_for_append(&path).map_err(|source| AuditError {
             path: path.clone(),
             source,
         })?;
@@ -141,9 +125,53 @@ impl AuditLog {
             .file
             .lock()
             .map_err(|_| std::io::Error::other("audit log lock poisoned"))?;
+        if !same_file(&file, &self.path) {
+            tracing::info!(path = %self.path.display(), "audit log rotated; reopening");
+            *file = open_for_append(&self.path)?;
+        }
         file.write_all(&line)?;
         file.sync_data()
     }
+}
+
+/// Opens (or creates, with its parent directories) `path` for appending, and
+/// starts a fresh line if a crash tore the last one.
+fn open_for_append(path: &Path) -> std::io::Result<File> {
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)?;
+    // A torn last line (crash mid-append) must not swallow the next one.
+    let len = file.seek(SeekFrom::End(0))?;
+    if len > 0 {
+        file.seek(SeekFrom::Start(len - 1))?;
+        let mut last = [0u8; 1];
+        file.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            file.write_all(b"\n")?;
+        }
+    }
+    Ok(file)
+}
+
+/// Whether `path` still names the open `file` (same device and inode).
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+/// Whether `path` still exists (without inodes, only a deleted log is noticed).
+#[cfg(not(unix))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
 }
 
 #[cfg(test)]
@@ -189,5 +217,31 @@ mod tests {
         assert_eq!(first["tool"], "first");
         assert_eq!(third["tool"], "third");
         assert!(serde_json::from_str::<serde_json::Value>(lines[1]).is_err());
+    }
+
+    #[test]
+    fn a_rotated_log_is_reopened_at_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let rotated = dir.path().join("audit.jsonl.1");
+        let log = AuditLog::open(&path).unwrap();
+        log.append(&record("before")).unwrap();
+        // logrotate's default: move the file away; the next record starts a new one.
+        std::fs::rename(&path, &rotated).unwrap();
+        log.append(&record("after")).unwrap();
+        let old = std::fs::read_to_string(&rotated).unwrap();
+        let new = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(old.lines().count(), 1, "{old}");
+        assert!(old.contains("\"before\""), "{old}");
+        assert_eq!(new.lines().count(), 1, "{new}");
+        assert!(new.contains("\"after\""), "{new}");
+        // Deleted outright: recreated.
+        std::fs::remove_file(&path).unwrap();
+        log.append(&record("again")).unwrap();
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("\"again\"")
+        );
     }
 }

@@ -507,7 +507,8 @@ impl Host {
     ) -> Result<CallOutput, CallError> {
         let started = Instant::now();
         let result = self.call_inner(name, arguments, options, started).await;
-        let ms = started.elapsed().as_secs_f64() * 1e3;
+        // Milliseconds to one decimal place: log lines stay readable.
+        let ms = (started.elapsed().as_secs_f64() * 1e4).round() / 10.0;
         record_metrics(name, &result, started.elapsed());
         let input = preview(arguments);
         match &result {
