@@ -483,6 +483,53 @@ fn initialize_message() -> Value {
         "clientInfo": {"name": "corral-tests", "version": "0"}}})
 }
 
+/// What `corral serve --http ADDR ARGS...` prints on stderr before it serves.
+fn stderr_before_serving(dir: &Path, addr: &str, args: &[&str]) -> Vec<String> {
+    let mut child = Command::new(corral_bin())
+        .arg("--plugins")
+        .arg(dir)
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .args(["serve", "--no-watch", "--http", addr])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut before = Vec::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.expect("line");
+        if line.starts_with("corral: serving MCP at") {
+            break;
+        }
+        before.push(line);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    before
+}
+
+#[test]
+fn http_beyond_loopback_without_a_token_warns() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let warned = |lines: &[String]| lines.iter().any(|l| l.contains("without a bearer token"));
+    let open = stderr_before_serving(dir.path(), "0.0.0.0:0", &[]);
+    assert!(warned(&open), "{open:?}");
+    let loopback = stderr_before_serving(dir.path(), "127.0.0.1:0", &[]);
+    assert!(!warned(&loopback), "{loopback:?}");
+    let secrets = tempfile::tempdir().expect("dir");
+    let token_file = secrets.path().join("token");
+    std::fs::write(&token_file, "s3cret\n").expect("token");
+    let with_token = stderr_before_serving(
+        dir.path(),
+        "0.0.0.0:0",
+        &["--token-file", token_file.to_str().expect("utf-8")],
+    );
+    assert!(!warned(&with_token), "{with_token:?}");
+}
+
 #[test]
 fn http_checks_host_origin_and_token() {
     let dir = plugin_dir(&[HOSTILE]);

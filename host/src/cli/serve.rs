@@ -27,7 +27,8 @@ pub struct ServeCmd {
     /// binds loopback, 127.0.0.1:8080
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
     http: Option<SocketAddr>,
-    /// Require `Authorization: Bearer <token>` with the token in this file (HTTP)
+    /// Require `Authorization: Bearer <token>` with the token in this file
+    /// (HTTP); without it, a non-loopback ADDR prints a warning
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
     /// Also accept this Host header (host or host:port), e.g. when binding a
@@ -79,6 +80,14 @@ impl ServeCmd {
                 };
                 if self.token_file.is_some() && token.is_none() {
                     anyhow::bail!("the token file is empty; put a secret in it");
+                }
+                if !addr.ip().is_loopback() && token.is_none() {
+                    // Printed whatever the log level: an operator must see it.
+                    eprintln!(
+                        "corral: warning: serving MCP on {addr}, reachable beyond this \
+                         machine, without a bearer token: anyone who can connect may call \
+                         every tool; pass --token-file FILE"
+                    );
                 }
                 let options = HttpOptions {
                     allowed_hosts: self.allow_host,
