@@ -34,6 +34,14 @@ use crate::spec::{ReturnBehavior, ToolSpec};
 /// characters (reference 000's "truncated input/output").
 const LOG_PREVIEW_CHARS: usize = 200;
 
+/// The `tracing` target of the per-call log lines (reference 000's logging
+/// table): INFO `tool(input) -> output` with `ms` (milliseconds) and `fuel`
+/// (fuel units) on success, WARN on a tool error, ERROR on a configuration
+/// error, DEBUG the full input and output. Filter it by name, e.g.
+/// `RUST_LOG=corral::call=info`; the CLI turns it off at its default verbosity
+/// for commands that print each call's outcome themselves.
+pub const CALL_LOG_TARGET: &str = "corral::call";
+
 /// Configures and builds a [`Host`].
 ///
 /// Defaults: no plugin directory (no tools), [`Limits::default`] for calls and
@@ -514,6 +522,7 @@ impl Host {
         match &result {
             Ok(out) => {
                 tracing::info!(
+                    target: CALL_LOG_TARGET,
                     tool = name,
                     ms,
                     fuel = out.fuel_consumed,
@@ -521,6 +530,7 @@ impl Host {
                     preview(&out.text)
                 );
                 tracing::debug!(
+                    target: CALL_LOG_TARGET,
                     tool = name,
                     "full input: {arguments}\nfull output: {}",
                     out.text
@@ -528,6 +538,7 @@ impl Host {
             }
             Err(err @ CallError::Configuration { .. }) => {
                 tracing::error!(
+                    target: CALL_LOG_TARGET,
                     tool = name,
                     ms,
                     kind = err.kind(),
@@ -537,13 +548,14 @@ impl Host {
             }
             Err(err) => {
                 tracing::warn!(
+                    target: CALL_LOG_TARGET,
                     tool = name,
                     ms,
                     kind = err.kind(),
                     "{name}({input}) -> {}",
                     err.llm_text()
                 );
-                tracing::debug!(tool = name, "full input: {arguments}");
+                tracing::debug!(target: CALL_LOG_TARGET, tool = name, "full input: {arguments}");
             }
         }
         result

@@ -64,6 +64,6 @@ pub use call::{CallContext, CallOptions, CallOutput, ToolResult};
 pub use catalog::{Catalog, ReloadReport};
 pub use context::ContextPolicy;
 pub use error::{CallError, HostError, LoadError, LoadErrorReason};
-pub use host::{Host, HostBuilder, bundled_plugin_dir};
+pub use host::{CALL_LOG_TARGET, Host, HostBuilder, bundled_plugin_dir};
 pub use limits::{Limits, PoolConfig};
 pub use spec::{Latency, ReturnBehavior, ToolMetadata, ToolSpec};

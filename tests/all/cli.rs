@@ -243,8 +243,12 @@ fn a_gated_tool_needs_a_reviewer_and_follows_its_decision() {
     let args = r#"{"name": "draft-1"}"#;
     let out = corral(dir.path(), &["call", "notes_delete", args]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("needs approval (declared gate) but no reviewer is configured"),
+    // Said once: the CLI's own error line, not also the call log's ERROR line.
+    assert_eq!(
+        stderr(&out)
+            .matches("needs approval (declared gate) but no reviewer is configured")
+            .count(),
+        1,
         "{}",
         stderr(&out)
     );

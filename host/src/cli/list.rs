@@ -88,17 +88,33 @@ impl ListCmd {
     }
 }
 
-/// The first sentence of `text`, at most `max` characters.
+/// The first sentence of `text` on one line (runs of whitespace, newlines
+/// included, become one space), at most `max` characters.
 fn first_sentence(text: &str, max: usize) -> String {
-    let sentence = text
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let sentence = one_line
         .split(". ")
         .next()
-        .unwrap_or(text)
+        .unwrap_or(&one_line)
         .trim_end_matches('.');
     if sentence.chars().count() > max {
         let cut: String = sentence.chars().take(max - 1).collect();
         format!("{cut}…")
     } else {
         sentence.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn a_table_row_stays_on_one_line() {
+        // A policy's `note` is appended to the description after a blank line.
+        let described = "Create or replace a note.\n\nNote: Overwrites any note.";
+        assert_eq!(first_sentence(described, 70), "Create or replace a note");
+        assert_eq!(first_sentence("Add\ntwo  numbers", 70), "Add two numbers");
+        assert_eq!(first_sentence("abcdef", 4), "abc…");
     }
 }

@@ -130,12 +130,20 @@ enum Command {
     Serve(serve::ServeCmd),
 }
 
-fn init_logging(verbose: u8) {
+/// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
+///
+/// At the default verbosity a command that prints each call's outcome itself
+/// (`call`, `plan`, ...) turns the per-call log ([`corral::CALL_LOG_TARGET`])
+/// off, so a configuration error is not reported twice; `serve` keeps it,
+/// since there the outcome goes to the client and the log is the operator's
+/// only view.
+fn init_logging(verbose: u8, prints_outcomes: bool) {
     let default = match verbose {
-        0 => "error",
-        1 => "info",
-        2 => "debug",
-        _ => "trace",
+        0 if prints_outcomes => format!("error,{}=off", corral::CALL_LOG_TARGET),
+        0 => "error".to_owned(),
+        1 => "info".to_owned(),
+        2 => "debug".to_owned(),
+        _ => "trace".to_owned(),
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
@@ -150,7 +158,8 @@ fn init_logging(verbose: u8) {
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.global.verbose);
+    let prints_outcomes = !matches!(cli.command, Command::Serve(_));
+    init_logging(cli.global.verbose, prints_outcomes);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
