@@ -28,6 +28,27 @@ pub enum ReturnBehavior {
     Immediate,
 }
 
+/// The JSON name (`fast`, `medium`, `slow`), so text and `--json` output agree.
+impl std::fmt::Display for Latency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Latency::Fast => "fast",
+            Latency::Medium => "medium",
+            Latency::Slow => "slow",
+        })
+    }
+}
+
+/// The JSON name (`to_llm`, `immediate`), so text and `--json` output agree.
+impl std::fmt::Display for ReturnBehavior {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReturnBehavior::ToLlm => "to_llm",
+            ReturnBehavior::Immediate => "immediate",
+        })
+    }
+}
+
 /// Descriptive metadata of a tool (WIT `tool-metadata`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolMetadata {
@@ -99,6 +120,27 @@ impl From<wit::ToolSpec> for RawSpec {
                     wit::ReturnBehavior::Immediate => ReturnBehavior::Immediate,
                 },
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Latency, ReturnBehavior};
+
+    #[test]
+    fn text_names_are_the_json_names() {
+        for latency in [Latency::Fast, Latency::Medium, Latency::Slow] {
+            assert_eq!(
+                serde_json::json!(latency),
+                serde_json::json!(latency.to_string())
+            );
+        }
+        for behavior in [ReturnBehavior::ToLlm, ReturnBehavior::Immediate] {
+            assert_eq!(
+                serde_json::json!(behavior),
+                serde_json::json!(behavior.to_string())
+            );
         }
     }
 }

@@ -73,9 +73,9 @@ impl DescribeCmd {
         println!("version:           {}", m.version);
         println!("idempotent:        {}", m.idempotent);
         println!("parallelizable:    {}", m.parallelizable);
-        println!("latency:           {:?}", m.latency);
+        println!("latency:           {}", m.latency);
         println!("requires approval: {}", m.requires_approval);
-        println!("return behavior:   {:?}", m.return_behavior);
+        println!("return behavior:   {}", m.return_behavior);
         if let Some(p) = plugin {
             if tool.guest_name() != spec.name {
                 println!("plugin's name:     {}", tool.guest_name());
