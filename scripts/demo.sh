@@ -10,7 +10,9 @@ echo "==> building the corral host (release)"
 cargo build --release --locked -p corral
 corral=target/release/corral
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+# Commands in bold on a terminal; plain text in a log file.
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; }
 run() { step "corral $*"; "$corral" "$@" || echo "(exit code $?)"; }
 
 run list
