@@ -388,18 +388,7 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(dir: &Path, args: &[&str]) -> Self {
-        let mut child = Command::new(corral_bin())
-            .arg("--plugins")
-            .arg(dir)
-            .arg("--cache-dir")
-            .arg(cache_dir())
-            .args(["serve", "--no-watch", "--http", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
+        let mut child = spawn_http_server(dir, "127.0.0.1:0", args);
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
         let addr = loop {
@@ -483,9 +472,9 @@ fn initialize_message() -> Value {
         "clientInfo": {"name": "corral-tests", "version": "0"}}})
 }
 
-/// What `corral serve --http ADDR ARGS...` prints on stderr before it serves.
-fn stderr_before_serving(dir: &Path, addr: &str, args: &[&str]) -> Vec<String> {
-    let mut child = Command::new(corral_bin())
+/// `corral serve --no-watch --http ADDR ARGS...` on `dir`, its stderr piped.
+fn spawn_http_server(dir: &Path, addr: &str, args: &[&str]) -> std::process::Child {
+    Command::new(corral_bin())
         .arg("--plugins")
         .arg(dir)
         .arg("--cache-dir")
@@ -496,7 +485,12 @@ fn stderr_before_serving(dir: &Path, addr: &str, args: &[&str]) -> Vec<String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn");
+        .expect("spawn")
+}
+
+/// What `corral serve --http ADDR ARGS...` prints on stderr before it serves.
+fn stderr_before_serving(dir: &Path, addr: &str, args: &[&str]) -> Vec<String> {
+    let mut child = spawn_http_server(dir, addr, args);
     let stderr = child.stderr.take().expect("stderr");
     let mut before = Vec::new();
     for line in BufReader::new(stderr).lines() {
