@@ -2,8 +2,9 @@
 # Builds every guest: the bundled sample tools into plugins/ (the host's default
 # plugin directory), with their policies, and the guests written in Python,
 # JavaScript and C (samples and test fixtures) into target/guests/lang/, where
-# the tests find them (the Rust fixtures are built by tests/build.rs). Installs what it needs first: the wasm32-wasip2 target
-# and the pinned Python, JavaScript and C toolchains (scripts/guest-toolchains.sh).
+# the tests find them (the Rust fixtures are built by tests/support/build.rs).
+# Installs what it needs first: the wasm32-wasip2 target and the pinned Python,
+# JavaScript and C toolchains (scripts/guest-toolchains.sh).
 #
 #   scripts/build-guests.sh            everything
 #   scripts/build-guests.sh --rust     only the Rust samples (no other toolchain)
@@ -14,7 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-RUST_SAMPLES=(text math json encode notes fetch)
+# The Rust samples: the workspace members under sample-tools/ (the one list).
+mapfile -t RUST_SAMPLES < <(scripts/rust-guests.sh samples)
 only_rust=false
 [[ "${1:-}" == "--rust" ]] && only_rust=true
 
@@ -60,7 +62,7 @@ if ! $only_rust; then
       "$TOOLS/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps \
         --target "$libs" -r "$src/requirements.txt"
     fi
-    "$TOOLS/venv/bin/componentize-py" -d wit -w corral:tool/plugin@0.1.0 componentize app \
+    "$TOOLS/venv/bin/componentize-py" -d wit/v0.1.0 -w corral:tool/plugin@0.1.0 componentize app \
       -p "$src" -p guest-sdk/python -p "$libs" -o "$out" > "$BUILD/$name.log"
   }
 
@@ -83,7 +85,7 @@ if ! $only_rust; then
       --external:'corral:*' --external:'wasi:*' --alias:corral-tool="$ROOT/guest-sdk/js/corral-tool.js" \
       --outfile="$BUILD/$name/bundle.js"
     "$TOOLS/js/node_modules/.bin/componentize-js" "$BUILD/$name/bundle.js" \
-      --wit wit -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log"
+      --wit wit/v0.1.0 -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log"
   }
 
   # c_guest NAME OUT SOURCES...: wit-bindgen C bindings, zig's clang for
@@ -97,7 +99,7 @@ if ! $only_rust; then
     local dir=$BUILD/$name
     rm -rf "$dir" && mkdir -p "$dir"
     # It names every file it writes on stderr; show that only on failure.
-    if ! "$TOOLS/bin/wit-bindgen" c wit --world corral:tool/plugin@0.1.0 --out-dir "$dir" \
+    if ! "$TOOLS/bin/wit-bindgen" c wit/v0.1.0 --world corral:tool/plugin@0.1.0 --out-dir "$dir" \
       > "$dir/wit-bindgen.log" 2>&1; then
       cat "$dir/wit-bindgen.log" >&2
       return 1

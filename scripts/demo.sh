@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 scripts/build-guests.sh
 echo "==> building the corral host (release)"
-cargo build --release --locked -p corral
+cargo build --release --locked -p corral-cli
 corral=target/release/corral
 
 # Commands in bold on a terminal; plain text in a log file.

@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 corral="$PWD/target/debug/corral"
-cache="$PWD/target/tmp/component-cache"
+cache="$PWD/target/test-component-cache"
 plugins=$(mktemp -d)
 work=$(mktemp -d)
 server_pid=

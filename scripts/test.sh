@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # The full test suite, from a fresh clone: installs the wasm32-wasip2 target if
-# needed, builds the sample tools, then runs every test of the host, the guest
-# SDK (including its compile-fail UI tests) and the integration tests (which
-# build the hostile fixture guests themselves).
+# needed, builds the sample tools (and the Python, JavaScript and C guests),
+# then runs `cargo test --workspace`: the unit tests of every crate, the guest
+# SDK's compile-fail UI tests, and the integration tests (corral-cli's `all`,
+# which get the `corral` binary from cargo and the Rust fixture guests from
+# corral-test-support's build script), each benchmark once, then the MCP
+# client checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/build-guests.sh
-# The CLI tests run the `corral` binary; `cargo test` alone builds only its
-# test harness.
-echo "==> cargo build (the corral binary)"
-cargo build --locked -p corral --bins
-echo "==> cargo test"
+echo "==> cargo test --workspace"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --locked 2>&1 | tee "$log"
+cargo test --workspace --locked 2>&1 | tee "$log"
+
+# Each benchmark once, unoptimised (criterion's test mode): a bench whose setup
+# broke fails here rather than on the day someone measures.
+echo "==> benchmarks, once each"
+cargo test --workspace --locked --bench '*' 2>&1 | tee -a "$log"
 
 # The MCP server against clients nobody here wrote (installed pinned).
 mcp_status=0

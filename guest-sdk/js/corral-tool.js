@@ -2,7 +2,7 @@
 //
 // A tool is a function over one arguments object, described by `defineTool`;
 // `plugin` turns a list of tools into the `tool` interface of the
-// `corral:tool/plugin@0.1.0` world (wit/corral-tool.wit), with `describe` and
+// `corral:tool/plugin@0.1.0` world (wit/v0.1.0/corral-tool.wit), with `describe` and
 // `call` generated:
 //
 //   import { defineTool, plugin, InvalidArguments } from 'corral-tool';
@@ -17,7 +17,7 @@
 //   export const tool = plugin(shout);
 //
 // Build: bundle the module into one file (esbuild, with `corral:*` and `wasi:*`
-// external), then `componentize-js --wit wit -n plugin -d fetch-event -o x.wasm`.
+// external), then `componentize-js --wit wit/v0.1.0 -n plugin -d fetch-event -o x.wasm`.
 // `fetch()` works for the hosts the plugin's policy allows.
 //
 // What `plugin` does for you:
@@ -156,7 +156,9 @@ export function plugin(...tools) {
       try {
         const args = decodeArguments(t, argumentsJson);
         const result = await t.handler(args, Object.fromEntries(context));
-        return JSON.stringify(result === undefined ? null : result);
+        // A tool that returns nothing succeeds with the empty string
+        // (reference 000's result contract), not "null".
+        return result === undefined ? '' : JSON.stringify(result);
       } catch (e) {
         if (e instanceof ToolError) throw witError(e);
         throw e;

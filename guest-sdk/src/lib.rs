@@ -70,6 +70,12 @@ pub use wit_bindgen;
 /// | `requires_approval` | no | each call needs a reviewer's approval |
 /// | `latency = "fast" \| "medium" \| "slow"` | `"fast"` | latency hint |
 /// | `return_behavior = "to_llm" \| "immediate"` | `"to_llm"` | where the result goes |
+/// | `priority = N` | 50 | preference among similar tools, 0 to 100 |
+/// | `depends_on("a", "b")` | none | tools whose results this one consumes |
+/// | `output_schema` | none | the return type's JSON Schema is declared; the host checks every result against it (the type must derive `JsonSchema`) |
+/// | `max_attempts = N` | none | hint: attempts for transient failures (idempotent tools) |
+/// | `cache_ttl_ms = N` | none | hint: how long a result may be reused (idempotent tools) |
+/// | `requests_per_second = N` | none | hint: the rate the upstream tolerates |
 ///
 /// A wrong signature, an unknown option, an invalid name or a missing description
 /// is a compile error pointing at the offending code.
@@ -78,8 +84,8 @@ pub use corral_guest_macros::tool;
 #[doc(hidden)]
 pub mod __bindings {
     wit_bindgen::generate!({
-        path: "../wit",
-        world: "corral:tool/plugin@0.1.0",
+        path: "wit",
+        world: "corral:tool/plugin@0.2.0",
         pub_export_macro: true,
         export_macro_name: "__export_corral_plugin",
         default_bindings_module: "::corral_guest::__bindings",
@@ -130,6 +136,28 @@ pub struct Metadata {
     pub requires_approval: bool,
     /// Where the result goes.
     pub return_behavior: ReturnBehavior,
+    /// Preference among similar tools, 0 to 100; 50 by default.
+    pub priority: u8,
+    /// Tools whose results this one usually consumes.
+    pub depends_on: Vec<String>,
+    /// JSON Schema of the result, as JSON text; the host validates every
+    /// successful result against it.
+    pub output_schema: Option<String>,
+    /// Suggestions for the host's resilience layers (its policy wins).
+    pub resilience: Option<ResilienceHints>,
+}
+
+/// A tool's suggestions for the host's resilience layers (WIT
+/// `resilience-hints`); the host's policy overrides each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResilienceHints {
+    /// Attempts in all for transient failures (idempotent tools only).
+    pub max_attempts: Option<u32>,
+    /// How long a result may be reused for the same arguments, in ms
+    /// (idempotent tools only).
+    pub cache_ttl_ms: Option<u64>,
+    /// Calls per second the upstream tolerates.
+    pub requests_per_second: Option<u32>,
 }
 
 /// One tool as `describe` reports it (WIT `tool-spec`).
@@ -164,6 +192,9 @@ pub enum ToolError {
         message: String,
         /// Optional tool-defined code.
         code: Option<i32>,
+        /// Trying again may help (an upstream timeout, a 503); the host
+        /// retries only idempotent tools.
+        retryable: bool,
     },
 }
 
@@ -176,11 +207,27 @@ impl ToolError {
         }
     }
 
-    /// An [`ToolError::ExecutionFailed`] error without a code.
+    /// An [`ToolError::ExecutionFailed`] error without a code, not
+    /// retryable.
     pub fn failed(message: impl Into<String>) -> Self {
         Self::ExecutionFailed {
             message: message.into(),
             code: None,
+            retryable: false,
+        }
+    }
+
+    /// The same error marked as worth retrying (an execution failure only;
+    /// invalid arguments never are).
+    #[must_use]
+    pub fn retryable(self) -> Self {
+        match self {
+            Self::ExecutionFailed { message, code, .. } => Self::ExecutionFailed {
+                message,
+                code,
+                retryable: true,
+            },
+            other => other,
         }
     }
 
@@ -192,9 +239,12 @@ impl ToolError {
                 message,
                 code: Some(code),
             },
-            Self::ExecutionFailed { message, .. } => Self::ExecutionFailed {
+            Self::ExecutionFailed {
+                message, retryable, ..
+            } => Self::ExecutionFailed {
                 message,
                 code: Some(code),
+                retryable,
             },
         }
     }
@@ -357,129 +407,8 @@ macro_rules! plugin {
 
 /// Support code for the macros. Not a public API: it changes without notice.
 #[doc(hidden)]
-pub mod __private {
-    use super::*;
-
-    pub use crate::__bindings::exports::corral::tool::tool::Guest;
-    pub use crate::__bindings::exports::corral::tool::tool::{
-        ToolError as WitToolError, ToolSpec as WitToolSpec,
-    };
-
-    /// The signature `#[tool]` generates for a tool's entry point.
-    pub type CallFn = fn(&str, &Context) -> Result<String, ToolError>;
-
-    /// What `#[tool]` implements on the hidden struct named like the function.
-    pub trait ToolDef {
-        /// The tool name.
-        const NAME: &'static str;
-        /// The full spec.
-        fn spec() -> ToolSpec;
-        /// Decode, run, encode.
-        fn call(arguments: &str, context: &Context) -> Result<String, ToolError>;
-    }
-
-    /// The JSON Schema of `T` as JSON text, without the `title` (the Rust type
-    /// name, which means nothing to a model).
-    pub fn schema_of<T: schemars::JsonSchema>() -> String {
-        let mut schema = schemars::schema_for!(T);
-        if let Some(object) = schema.as_object_mut() {
-            object.remove("title");
-        }
-        schema.to_value().to_string()
-    }
-
-    /// Decodes the arguments, naming the field that failed.
-    pub fn decode_arguments<T: serde::de::DeserializeOwned>(
-        arguments: &str,
-    ) -> Result<T, ToolError> {
-        let mut de = serde_json::Deserializer::from_str(arguments);
-        serde_path_to_error::deserialize(&mut de).map_err(|err| {
-            let path = err.path().to_string();
-            let inner = strip_position(&err.inner().to_string());
-            if path == "." || path.is_empty() {
-                ToolError::invalid(format!("invalid arguments: {inner}"))
-            } else {
-                ToolError::invalid(format!("invalid argument `{path}`: {inner}"))
-            }
-        })
-    }
-
-    /// serde_json appends " at line 1 column 17": noise for a model.
-    fn strip_position(message: &str) -> String {
-        match message.rfind(" at line ") {
-            Some(i) => message[..i].to_string(),
-            None => message.to_string(),
-        }
-    }
-
-    /// Turns a tool function's return value into the WIT result.
-    pub fn encode_output<T: Serialize, E: Into<ToolError>>(
-        result: Result<T, E>,
-    ) -> Result<String, ToolError> {
-        let value = result.map_err(Into::into)?;
-        serde_json::to_string(&value)
-            .map_err(|err| ToolError::failed(format!("could not serialize the output: {err}")))
-    }
-
-    /// Finds the tool by name and runs it.
-    pub fn dispatch(
-        tools: &[(&str, CallFn)],
-        name: &str,
-        arguments: &str,
-        context: Vec<(String, String)>,
-    ) -> Result<String, WitToolError> {
-        let context = Context { entries: context };
-        let result = match tools.iter().find(|(n, _)| *n == name) {
-            Some((_, call)) => call(arguments, &context),
-            None => {
-                let known: Vec<&str> = tools.iter().map(|(n, _)| *n).collect();
-                Err(ToolError::invalid(format!(
-                    "unknown tool `{name}`; this plugin provides: {}",
-                    known.join(", ")
-                )))
-            }
-        };
-        result.map_err(to_wit_error)
-    }
-
-    fn to_wit_error(err: ToolError) -> WitToolError {
-        match err {
-            ToolError::InvalidArguments { message, code } => {
-                WitToolError::InvalidArguments(wit::ErrorInfo { message, code })
-            }
-            ToolError::ExecutionFailed { message, code } => {
-                WitToolError::ExecutionFailed(wit::ErrorInfo { message, code })
-            }
-        }
-    }
-
-    /// Converts the SDK spec to the generated WIT record.
-    pub fn to_wit_spec(spec: ToolSpec) -> WitToolSpec {
-        let m = spec.metadata;
-        WitToolSpec {
-            name: spec.name,
-            description: spec.description,
-            parameters: spec.parameters,
-            metadata: wit::ToolMetadata {
-                category: m.category,
-                keywords: m.keywords,
-                version: m.version,
-                idempotent: m.idempotent,
-                parallelizable: m.parallelizable,
-                latency: match m.latency {
-                    Latency::Fast => wit::LatencyHint::Fast,
-                    Latency::Medium => wit::LatencyHint::Medium,
-                    Latency::Slow => wit::LatencyHint::Slow,
-                },
-                requires_approval: m.requires_approval,
-                return_behavior: match m.return_behavior {
-                    ReturnBehavior::ToLlm => wit::ReturnBehavior::ToLlm,
-                    ReturnBehavior::Immediate => wit::ReturnBehavior::Immediate,
-                },
-            },
-        }
-    }
-}
+#[path = "private.rs"]
+pub mod __private;
 
 #[cfg(test)]
 mod tests {

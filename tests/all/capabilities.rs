@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use corral::approval::AutoApprove;
+use corral::AutoApprove;
 use corral::{CallContext, CallError, CallOptions, Host, HostBuilder, Limits, LoadErrorReason};
 use serde_json::{Value, json};
 
@@ -301,10 +301,7 @@ async fn limits_are_overridden_within_the_host_maximum() {
     let greedy = "version = 1\n[limits]\nfuel = 2000000000\n";
     let dir = plugin_dir_with_policies(&[(HOSTILE, Some(greedy))]);
     let host = builder(dir.path())
-        .max_limits(Limits {
-            fuel: 1_000_000_000,
-            ..Limits::DEFAULT_MAX
-        })
+        .max_limits(Limits::DEFAULT_MAX.with_fuel(1_000_000_000))
         .build()
         .await
         .expect("host");
@@ -327,7 +324,7 @@ async fn approval_and_context_come_from_the_policy() {
         .plugin_dir(dir.path())
         .pool(pool())
         .cache(cache())
-        .reviewer(corral::approval::DenyAll)
+        .reviewer(corral::DenyAll)
         .build()
         .await
         .expect("host");
@@ -343,10 +340,7 @@ async fn approval_and_context_come_from_the_policy() {
         .call(
             "context_echo",
             "{}",
-            &CallOptions {
-                context,
-                ..CallOptions::default()
-            },
+            &CallOptions::default().with_context(context),
         )
         .await
         .expect("call");

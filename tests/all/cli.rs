@@ -1,32 +1,19 @@
 //! The `corral` binary: output formats and exit codes (0 success, 1 the tool
 //! failed, 2 corral failed).
 
-use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::Value;
 
 use crate::support::{HOSTILE, SAMPLES, plugin_dir};
 
-/// The `corral` binary next to this test binary (built by `cargo test` for the
-/// workspace, or by `cargo build`).
-fn corral_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test exe");
-    let dir = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target profile dir");
-    let bin = dir.join(format!("corral{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: run `cargo build -p corral` (or `cargo test --workspace`) first",
-        bin.display()
-    );
-    bin
+/// The `corral` binary cargo built for these tests.
+fn corral_bin() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_corral"))
 }
 
 fn corral(plugins: &std::path::Path, args: &[&str]) -> Output {
-    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache");
+    let cache = crate::support::cache_dir();
     std::process::Command::new(corral_bin())
         .arg("--plugins")
         .arg(plugins)
@@ -203,7 +190,8 @@ fn arguments_come_from_a_file_or_stdin_and_context_from_flags() {
 #[test]
 fn plan_runs_the_example_with_waves_references_and_a_skip() {
     let dir = plugin_dir(SAMPLES);
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/plans/report.json");
+    let example = crate::support::repository_root().join("examples/plans/report.json");
+    let example = example.to_str().expect("utf-8 path");
     let dry = corral(dir.path(), &["plan", example, "--dry-run"]);
     assert_eq!(dry.status.code(), Some(0));
     let text = String::from_utf8_lossy(&dry.stdout);
@@ -252,6 +240,12 @@ fn a_gated_tool_needs_a_reviewer_and_follows_its_decision() {
         "{}",
         stderr(&out)
     );
+    // The CLI, not the library, names the flag that fixes it.
+    assert!(
+        stderr(&out).contains("pass --approve auto|deny|console|rules:FILE"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = corral(
         dir.path(),
@@ -267,10 +261,8 @@ fn a_gated_tool_needs_a_reviewer_and_follows_its_decision() {
 #[test]
 fn rules_decide_and_the_audit_log_records_it() {
     let dir = plugin_dir(SAMPLES);
-    let rules = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../examples/approvals/rules.toml"
-    );
+    let rules = crate::support::repository_root().join("examples/approvals/rules.toml");
+    let rules = rules.to_str().expect("utf-8 path");
     let state = tempfile::tempdir().expect("temp dir");
     let audit = state.path().join("audit.jsonl");
     let approve = format!("rules:{rules}");
@@ -383,4 +375,99 @@ fn policy_check_says_what_each_plugin_gets_and_names_broken_files() {
     let error = json["errors"][0]["error"].as_str().expect("error");
     assert!(error.contains("text.policy.toml:3:"), "{error}");
     assert_eq!(json["plugins"][0]["plugin"], "notes");
+}
+
+#[test]
+fn list_reports_a_description_with_escape_codes_as_a_load_error() {
+    let dir = plugin_dir(&[HOSTILE, crate::support::ESCAPE_DESCRIBE]);
+    let out = corral(dir.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let both = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        !both.contains('\u{1b}') && !both.contains('\u{7}'),
+        "{both:?}"
+    );
+    assert!(
+        stderr(&out).contains("tool `innocent`: the description contains U+001B (ESC)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("innocent"));
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // 2 MB of output into `head -c 10`: the write fails with EPIPE.
+    let dir = plugin_dir(&[HOSTILE]);
+    let script = format!(
+        "set -o pipefail; '{}' --plugins '{}' --cache-dir '{}' --output-kib 4096 \
+         call big_result '{{\"bytes\": 2000000}}' | head -c 10 >/dev/null",
+        corral_bin().display(),
+        dir.path().display(),
+        crate::support::cache_dir().display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("bash");
+    let err = stderr(&out);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
+#[test]
+fn json_errors_carry_the_tools_code() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let out = corral(
+        dir.path(),
+        &["call", "fail", r#"{"message": "x"}"#, "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let json = stdout_json(&out);
+    assert_eq!(json["error"]["kind"], "tool_failed", "{json}");
+    assert_eq!(json["error"]["code"], 42, "{json}");
+}
+
+#[test]
+fn health_graph_and_manifest_commands() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let out = corral(dir.path(), &["health", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let health = stdout_json(&out);
+    assert_eq!(
+        health["status"], "UNKNOWN",
+        "a fresh process has made no calls"
+    );
+    assert!(
+        health["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .any(|t| t["tool"] == "echo")
+    );
+
+    let out = corral(dir.path(), &["graph", "--dot"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dot = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dot.starts_with("digraph tools {") && dot.contains("\"gated\" -> \"echo\";"),
+        "{dot}"
+    );
+
+    let out = corral(dir.path(), &["manifest"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let manifest = stdout_json(&out);
+    assert_eq!(manifest["schemaVersion"], "1.0");
+    let gated = manifest["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "gated")
+        .expect("gated");
+    assert_eq!(gated["security"]["requiresApproval"], true);
+    assert_eq!(gated["dependsOn"], serde_json::json!(["echo"]));
 }

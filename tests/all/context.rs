@@ -26,10 +26,7 @@ fn call_context() -> CallContext {
 
 /// What `context_echo` saw.
 async fn seen(host: &Host, context: CallContext) -> Value {
-    let options = CallOptions {
-        context,
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().with_context(context);
     host.call("context_echo", "{}", &options)
         .await
         .expect("call")
@@ -102,10 +99,7 @@ async fn plan_steps_get_the_context_through_their_plugin_policy() {
         .await
         .expect("host");
     let plan = json!({"steps": [{"id": "c", "tool": "context_echo", "arguments": {}}]});
-    let options = CallOptions {
-        context: call_context(),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().with_context(call_context());
     let out = host
         .call("execute_tool_plan", &plan.to_string(), &options)
         .await

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use corral::approval::AutoApprove;
+use corral::AutoApprove;
 use corral::{CallError, CallOptions, Host, ToolResult};
 
 use crate::support::{HOSTILE, cache, host, plugin_dir, pool};
@@ -67,7 +67,8 @@ async fn the_two_tool_error_kinds_keep_message_and_code() {
         CallError::ToolFailed {
             tool: "fail".into(),
             message: "upstream is down".into(),
-            code: Some(42)
+            code: Some(42),
+            retryable: false,
         }
     );
     assert_eq!(
@@ -124,15 +125,13 @@ async fn progress_messages_reach_the_sink_in_order() {
         .expect("host");
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink_seen = seen.clone();
-    let options = CallOptions {
-        progress: Some(Arc::new(move |tool: &str, message: &str| {
+    let options =
+        CallOptions::default().with_progress(Arc::new(move |tool: &str, message: &str| {
             sink_seen
                 .lock()
                 .expect("lock")
                 .push(format!("{tool}: {message}"));
-        })),
-        ..CallOptions::default()
-    };
+        }));
     host.call("ask", r#"{"message": "x"}"#, &options)
         .await
         .expect("call");

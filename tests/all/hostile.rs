@@ -11,14 +11,7 @@ use crate::support::{HOSTILE, assert_still_serves, host, host_with, plugin_dir};
 #[tokio::test]
 async fn spinning_guest_runs_out_of_fuel() {
     let dir = plugin_dir(&[HOSTILE]);
-    let host = host_with(
-        dir.path(),
-        Limits {
-            fuel: 50_000_000,
-            ..Limits::default()
-        },
-    )
-    .await;
+    let host = host_with(dir.path(), Limits::default().with_fuel(50_000_000)).await;
     let err = host
         .call("spin", "{}", &CallOptions::default())
         .await
@@ -46,11 +39,9 @@ async fn spinning_guest_with_ample_fuel_hits_the_epoch_deadline() {
     let dir = plugin_dir(&[HOSTILE]);
     let host = host_with(
         dir.path(),
-        Limits {
-            fuel: u64::MAX / 2,
-            timeout_ms: 300,
-            ..Limits::default()
-        },
+        Limits::default()
+            .with_fuel(u64::MAX / 2)
+            .with_timeout_ms(300),
     )
     .await;
     let started = std::time::Instant::now();
@@ -82,14 +73,7 @@ async fn spinning_guest_with_ample_fuel_hits_the_epoch_deadline() {
 #[tokio::test]
 async fn guest_sleeping_in_wasi_is_stopped_at_the_deadline() {
     let dir = plugin_dir(&[HOSTILE]);
-    let host = host_with(
-        dir.path(),
-        Limits {
-            timeout_ms: 300,
-            ..Limits::default()
-        },
-    )
-    .await;
+    let host = host_with(dir.path(), Limits::default().with_timeout_ms(300)).await;
     let started = std::time::Instant::now();
     let err = host
         .call("sleep", r#"{"ms": 3600000}"#, &CallOptions::default())
@@ -106,14 +90,7 @@ async fn guest_sleeping_in_wasi_is_stopped_at_the_deadline() {
 #[tokio::test]
 async fn allocating_past_the_memory_cap_is_a_memory_error() {
     let dir = plugin_dir(&[HOSTILE]);
-    let host = host_with(
-        dir.path(),
-        Limits {
-            memory_bytes: 32 << 20,
-            ..Limits::default()
-        },
-    )
-    .await;
+    let host = host_with(dir.path(), Limits::default().with_memory_bytes(32 << 20)).await;
     let err = host
         .call("allocate", r#"{"mib": 100}"#, &CallOptions::default())
         .await
@@ -232,14 +209,7 @@ async fn sockets_are_denied() {
 #[tokio::test]
 async fn printing_100_mb_is_truncated_not_fatal() {
     let dir = plugin_dir(&[HOSTILE]);
-    let host = host_with(
-        dir.path(),
-        Limits {
-            timeout_ms: 60_000,
-            ..Limits::default()
-        },
-    )
-    .await;
+    let host = host_with(dir.path(), Limits::default().with_timeout_ms(60_000)).await;
     let out = host
         .call("print_stdout", r#"{"mib": 100}"#, &CallOptions::default())
         .await
@@ -255,12 +225,10 @@ async fn a_100_mb_result_is_refused() {
     // is what stops it.
     let host = host_with(
         dir.path(),
-        Limits {
-            memory_bytes: 512 << 20,
-            fuel: u64::MAX / 2,
-            timeout_ms: 120_000,
-            ..Limits::default()
-        },
+        Limits::default()
+            .with_memory_bytes(512 << 20)
+            .with_fuel(u64::MAX / 2)
+            .with_timeout_ms(120_000),
     )
     .await;
     let err = host
@@ -342,14 +310,7 @@ async fn every_call_gets_a_fresh_instance() {
 #[tokio::test]
 async fn call_limits_too_small_to_instantiate_fail_the_call_not_the_load() {
     let dir = plugin_dir(&[HOSTILE]);
-    let host = host_with(
-        dir.path(),
-        Limits {
-            memory_bytes: 64 << 10,
-            ..Limits::default()
-        },
-    )
-    .await;
+    let host = host_with(dir.path(), Limits::default().with_memory_bytes(64 << 10)).await;
     assert!(
         host.load_errors().is_empty(),
         "describe runs under its own limits"

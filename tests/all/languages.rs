@@ -279,13 +279,11 @@ async fn python_and_javascript_guests_log_report_progress_and_see_only_allowed_c
         let sink = seen.clone();
         let mut context = CallContext::new();
         context.insert("tenant", "acme").insert("secret", "s3");
-        let options = CallOptions {
-            context,
-            progress: Some(Arc::new(move |_tool: &str, message: &str| {
+        let options = CallOptions::default()
+            .with_context(context)
+            .with_progress(Arc::new(move |_tool: &str, message: &str| {
                 sink.lock().expect("lock").push(message.to_string());
-            })),
-            ..CallOptions::default()
-        };
+            }));
         let out = host
             .call(tool, r#"{"text":"hi"}"#, &options)
             .await
@@ -398,4 +396,19 @@ async fn a_python_guest_gets_no_socket_even_with_an_http_grant() {
     assert!(matches!(err, CallError::ToolFailed { .. }), "{err}");
     assert!(err.to_string().contains("cannot connect"), "{err}");
     assert_eq!(server.hits(), 0);
+}
+
+#[tokio::test]
+async fn python_none_and_javascript_undefined_are_the_empty_string() {
+    // Reference 000: a tool that returns nothing succeeds with "", not "null".
+    let dir = plugin_dir(&[PY_PROBE, JS_PROBE]);
+    let host = loaded(dir.path()).await;
+    for tool in ["py_nothing", "js_nothing"] {
+        let out = host
+            .call(tool, r#"{"text": "ignored"}"#, &CallOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert_eq!(out.text, "", "{tool}");
+        assert_eq!(out.json, None, "{tool}");
+    }
 }

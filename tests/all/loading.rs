@@ -85,7 +85,8 @@ async fn component_of_another_world() {
         matches!(err.reason, LoadErrorReason::WrongWorld(_)),
         "{err}"
     );
-    assert!(err.to_string().contains("corral:tool/tool@0.1.0"), "{err}");
+    assert!(err.to_string().contains("corral:tool/tool@0.2.0"), "{err}");
+    assert!(err.to_string().contains("wit/v0.1.0"), "{err}");
 }
 
 #[tokio::test]
@@ -205,8 +206,12 @@ async fn a_missing_plugin_directory_is_a_host_error() {
         .unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains("/definitely/not/here") && text.contains("--plugins"),
+        text.contains("/definitely/not/here") && text.contains("existing directory"),
         "{text}"
+    );
+    assert!(
+        !text.contains("--"),
+        "a library error names no CLI flag: {text}"
     );
 }
 

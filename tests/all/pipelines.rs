@@ -93,6 +93,7 @@ async fn fail_fast_stops_at_the_failed_step() {
             tool: "stops".into(),
             message: "step 1 (`fail`) failed: tool `fail` failed: boom".into(),
             code: Some(42),
+            retryable: false,
         }
     );
 }

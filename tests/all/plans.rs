@@ -188,10 +188,7 @@ async fn the_plan_deadline_bounds_every_step() {
         .plugin_dir(dir.path())
         .pool(crate::support::pool())
         .cache(crate::support::cache())
-        .plan_limits(corral::plan::PlanLimits {
-            deadline_ms: 300,
-            ..Default::default()
-        })
+        .plan_limits(corral::PlanLimits::default().with_deadline_ms(300))
         .build()
         .await
         .expect("host");

@@ -2,21 +2,33 @@
 //! exactly the text in the `.err` file beside it, and every file in
 //! `tests/policies/valid/` must parse to the JSON in the `.json` file beside
 //! it. Regenerate the expectations with
-//! `CORRAL_BLESS=1 cargo test -p corral-tests --test all policies::` and review
+//! `CORRAL_BLESS=1 cargo test -p corral-cli --test all policies::` and review
 //! the diff.
 
 use std::path::{Path, PathBuf};
 
 use corral::Limits;
-use corral::policy::Policy;
+use corral::Policy;
 
-/// The golden folders, relative to the test crate (cargo runs tests there), so
-/// that paths in error messages are stable.
+/// The golden folders, relative to the repository's `tests/` folder; paths in
+/// messages are shown relative to it, so that they are stable.
 const INVALID: &str = "policies/invalid";
 const VALID: &str = "policies/valid";
 
+/// The repository's `tests/` folder.
+fn tests_dir() -> PathBuf {
+    crate::support::repository_root().join("tests")
+}
+
+/// `text` with the `tests/` folder's absolute path taken out.
+fn relative(text: &str) -> String {
+    text.replace(&format!("{}/", tests_dir().display()), "")
+}
+
 fn cases(dir: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    let dir = tests_dir().join(dir);
+    let dir = dir.display();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.to_string())
         .unwrap_or_else(|e| panic!("{dir}: {e}"))
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
@@ -53,7 +65,7 @@ fn invalid_policies_fail_with_their_golden_message() {
         let text = std::fs::read_to_string(&case).expect("read case");
         let actual = match Policy::parse(&text, &case) {
             Ok(policy) => panic!("{} parsed, but must fail: {policy:?}", case.display()),
-            Err(err) => format!("{err}\n"),
+            Err(err) => relative(&format!("{err}\n")),
         };
         mismatches.extend(check(&case.with_extension("err"), &actual));
     }
@@ -67,7 +79,7 @@ fn valid_policies_parse_to_their_golden_form() {
         let text = std::fs::read_to_string(&case).expect("read case");
         let policy =
             Policy::parse(&text, &case).unwrap_or_else(|e| panic!("{}: {e}", case.display()));
-        let base = std::fs::canonicalize(VALID).expect("valid dir");
+        let base = std::fs::canonicalize(tests_dir().join(VALID)).expect("valid dir");
         let grants: Vec<String> = policy
             .grants(&Limits::default())
             .into_iter()

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use corral::approval::{ReviewFuture, ReviewRequest, Reviewer};
 use corral::{ApprovalDecision, CallOptions, Host};
+use corral::{ReviewFuture, ReviewRequest, Reviewer};
 
 use crate::support::{DUP_A, DUP_B, HOSTILE, cache, guest, plugin_dir, pool};
 

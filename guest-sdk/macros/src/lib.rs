@@ -47,6 +47,12 @@ struct Options {
     requires_approval: bool,
     latency: Option<TokenStream2>,
     return_behavior: Option<TokenStream2>,
+    priority: Option<u8>,
+    depends_on: Vec<LitStr>,
+    output_schema: bool,
+    max_attempts: Option<syn::LitInt>,
+    cache_ttl_ms: Option<syn::LitInt>,
+    requests_per_second: Option<syn::LitInt>,
 }
 
 impl Options {
@@ -114,11 +120,36 @@ impl Options {
                 };
                 self.return_behavior = Some(quote!(::corral_guest::ReturnBehavior::#variant));
             }
+            "priority" => {
+                let lit: syn::LitInt = meta.value()?.parse()?;
+                let value: u8 = lit
+                    .base10_parse()
+                    .ok()
+                    .filter(|p| *p <= 100)
+                    .ok_or_else(|| syn::Error::new(lit.span(), "priority must be 0 to 100"))?;
+                self.priority = Some(value);
+            }
+            "depends_on" => {
+                // `depends_on("a", "b")`: the tools this one consumes.
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let list = content
+                    .parse_terminated(<LitStr as syn::parse::Parse>::parse, syn::Token![,])?;
+                for dep in &list {
+                    check_name(&dep.value(), dep.span())?;
+                }
+                self.depends_on = list.into_iter().collect();
+            }
+            "output_schema" => self.output_schema = true,
+            "max_attempts" => self.max_attempts = Some(meta.value()?.parse()?),
+            "cache_ttl_ms" => self.cache_ttl_ms = Some(meta.value()?.parse()?),
+            "requests_per_second" => self.requests_per_second = Some(meta.value()?.parse()?),
             _ => {
                 return Err(meta.error(
                     "unknown #[tool] option; expected one of: name, description, category, \
                      version, keywords, idempotent, sequential, requires_approval, latency, \
-                     return_behavior",
+                     return_behavior, priority, depends_on, output_schema, max_attempts, \
+                     cache_ttl_ms, requests_per_second",
                 ));
             }
         }
@@ -140,6 +171,27 @@ fn check_name(name: &str, span: Span) -> syn::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// `T` of a `-> Result<T, E>` return type.
+fn result_ok_type(output: &ReturnType) -> Option<syn::Type> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let syn::Type::Path(path) = ty.as_ref() else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(ty) => Some(ty.clone()),
+        _ => None,
+    }
 }
 
 /// Joins the function's `///` lines into the tool description.
@@ -283,6 +335,44 @@ fn expand(options: Options, func: ItemFn) -> syn::Result<TokenStream2> {
     let return_behavior = options
         .return_behavior
         .unwrap_or_else(|| quote!(::corral_guest::ReturnBehavior::ToLlm));
+    let priority = options.priority.unwrap_or(50);
+    let depends_on = options.depends_on.iter();
+    let output_schema = if options.output_schema {
+        let ok_ty = result_ok_type(&sig.output).ok_or_else(|| {
+            syn::Error::new(
+                sig.output.span(),
+                "`output_schema` needs a return type of the form `Result<T, E>`, \
+                 where T derives JsonSchema",
+            )
+        })?;
+        let span = ok_ty.span();
+        quote_spanned!(span=> ::core::option::Option::Some(
+            ::corral_guest::__private::schema_of::<#ok_ty>()
+        ))
+    } else {
+        quote!(::core::option::Option::None)
+    };
+    let hint = |v: &Option<syn::LitInt>| match v {
+        Some(lit) => quote!(::core::option::Option::Some(#lit)),
+        None => quote!(::core::option::Option::None),
+    };
+    let resilience = if options.max_attempts.is_some()
+        || options.cache_ttl_ms.is_some()
+        || options.requests_per_second.is_some()
+    {
+        let (a, c, r) = (
+            hint(&options.max_attempts),
+            hint(&options.cache_ttl_ms),
+            hint(&options.requests_per_second),
+        );
+        quote!(::core::option::Option::Some(::corral_guest::ResilienceHints {
+            max_attempts: #a,
+            cache_ttl_ms: #c,
+            requests_per_second: #r,
+        }))
+    } else {
+        quote!(::core::option::Option::None)
+    };
     let invoke = if takes_context {
         quote!(#ident(args, context))
     } else {
@@ -320,6 +410,10 @@ fn expand(options: Options, func: ItemFn) -> syn::Result<TokenStream2> {
                         latency: #latency,
                         requires_approval: #requires_approval,
                         return_behavior: #return_behavior,
+                        priority: #priority,
+                        depends_on: ::std::vec![#(#depends_on.to_string()),*],
+                        output_schema: #output_schema,
+                        resilience: #resilience,
                     },
                 }
             }

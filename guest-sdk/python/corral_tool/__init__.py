@@ -21,7 +21,7 @@ JSON Schema the host validates calls against::
 
     from corral_tool import Tool  # the export componentize-py looks for
 
-Build with ``componentize-py -d wit -w corral:tool/plugin@0.1.0 componentize
+Build with ``componentize-py -d wit/v0.1.0 -w corral:tool/plugin@0.1.0 componentize
 app -p <this directory> -o app.wasm`` (``wit`` is corral's ``wit/`` folder).
 
 What the helper does for you:
@@ -351,6 +351,10 @@ class Tool(exports.Tool):
         except ToolError as e:
             raise _wit_error(e) from None
         try:
+            # A tool that returns nothing succeeds with the empty string
+            # (reference 000's result contract), not "null".
+            if result is None:
+                return ""
             return json.dumps(result, ensure_ascii=False)
         except (TypeError, ValueError) as e:
             raise _wit_error(

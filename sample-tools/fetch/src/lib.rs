@@ -2,11 +2,15 @@
 //! bindings, blocking), which corral gates per plugin. Without an
 //! `[http] allow` entry in `fetch.policy.toml` for the destination, the host
 //! refuses the request (`HTTP-request-denied`) and the tool says so.
+//!
+//! It uses the contract's 0.2.0 metadata: it is idempotent, suggests three
+//! attempts and five requests a second (its policy may say otherwise), marks
+//! a 5xx answer as a retryable failure, and declares the schema of its
+//! result, which the host checks on every call.
 
 use corral_guest::{Level, ToolError, tool};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{ErrorCode, Fields, Method, OutgoingBody, OutgoingRequest, Scheme};
 use wasip2::io::streams::StreamError;
@@ -29,15 +33,36 @@ struct FetchArgs {
     max_bytes: usize,
 }
 
+/// What `fetch_url` returns (its declared output schema).
+#[derive(Serialize, JsonSchema)]
+struct Fetched {
+    /// The URL that was fetched.
+    url: String,
+    /// The HTTP status, 100 to 499 (a 5xx is a retryable failure instead).
+    #[schemars(range(min = 100, max = 499))]
+    status: u16,
+    /// The response's `content-type`, if it sent one.
+    content_type: Option<String>,
+    /// Bytes of the whole body.
+    bytes: usize,
+    /// Whether the body was cut to `max_bytes`.
+    truncated: bool,
+    /// The body text (at most `max_bytes`).
+    body: String,
+}
+
 /// GET a URL and return its status, content type and body text (cut to
 /// `max_bytes`). Only hosts that the plugin's policy allows are reachable.
 #[tool(
     category = "web",
     keywords("http", "fetch", "get", "url", "download"),
     latency = "slow",
-    idempotent
+    idempotent,
+    output_schema,
+    max_attempts = 3,
+    requests_per_second = 5
 )]
-fn fetch_url(args: FetchArgs) -> Result<Value, ToolError> {
+fn fetch_url(args: FetchArgs) -> Result<Fetched, ToolError> {
     let url = &args.url;
     let uri: http::Uri = url
         .parse()
@@ -109,14 +134,18 @@ fn fetch_url(args: FetchArgs) -> Result<Value, ToolError> {
         }
     }
     corral_guest::log(Level::Info, &format!("GET {url} -> {status}"));
-    Ok(json!({
-        "url": url,
-        "status": status,
-        "content_type": content_type,
-        "bytes": total,
-        "truncated": total > bytes.len(),
-        "body": String::from_utf8_lossy(&bytes),
-    }))
+    if status >= 500 {
+        // The server's trouble, likely passing: worth another attempt.
+        return Err(ToolError::failed(format!("GET {url} -> {status}")).retryable());
+    }
+    Ok(Fetched {
+        url: url.clone(),
+        status,
+        content_type,
+        bytes: total,
+        truncated: total > bytes.len(),
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    })
 }
 
 /// The tool error for a `wasi:http` error code.
@@ -125,6 +154,10 @@ fn failure(url: &str, code: &ErrorCode) -> ToolError {
         ErrorCode::HttpRequestDenied => ToolError::failed(format!(
             "the host denied the request to {url}: it is not in this plugin's HTTP \
              allow-list (grant it in fetch.policy.toml)"
+        )),
+        ErrorCode::DestinationIpProhibited => ToolError::failed(format!(
+            "the host refused {url}: the name resolves to an internal address (loopback, \
+             a private network or a cloud metadata service)"
         )),
         other => ToolError::failed(format!("GET {url} failed: {other:?}")),
     }

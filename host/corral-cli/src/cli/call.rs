@@ -1,0 +1,107 @@
+//! `corral call <tool> <arguments>`: one sandboxed call.
+
+use std::io::Read as _;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, anyhow};
+use clap::Args;
+use corral::{CallError, CallOptions};
+use serde_json::{Value, json};
+
+use super::gates::GateArgs;
+use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
+
+/// Call a tool inside the sandbox.
+///
+/// Without `--json`, prints the output (pretty JSON when the tool returned JSON)
+/// on stdout, or `Error: <message>` on stderr. With `--json`, prints on stdout
+/// either `{"tool", "ok": true, "output", "return_behavior", "duration_ms",
+/// "fuel_consumed"}` or `{"tool", "ok": false, "error": {"kind", "message"},
+/// "llm_text"}`; `kind` is one of the classes of `CallError::kind`.
+///
+/// Exit codes: 0 success, 1 the tool failed (including a reviewer's
+/// rejection), 2 corral failed: an unknown tool, or a configuration error such
+/// as a gated tool with no `--approve` reviewer.
+#[derive(Args, Debug)]
+pub struct CallCmd {
+    /// The tool name, as `corral list` shows it
+    tool: String,
+    /// Arguments: JSON text of an object, `@FILE` to read it from a file, or `-`
+    /// for stdin
+    #[arg(default_value = "{}")]
+    arguments: String,
+    #[command(flatten)]
+    gates: GateArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+impl CallCmd {
+    fn read_arguments(&self) -> anyhow::Result<String> {
+        if self.arguments == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the arguments from stdin")?;
+            return Ok(text);
+        }
+        if let Some(path) = self.arguments.strip_prefix('@') {
+            return std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the arguments from file {path}"));
+        }
+        Ok(self.arguments.clone())
+    }
+
+    /// Runs the subcommand.
+    pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let arguments = self.read_arguments()?;
+        let host = global.host_with(|b| self.gates.configure(b)).await?;
+        let options = CallOptions::default().with_context(self.gates.call_context());
+        let result = host.call(&self.tool, &arguments, &options).await;
+        match result {
+            // Not the tool's failure: corral's configuration is incomplete.
+            Err(err @ (CallError::UnknownTool { .. } | CallError::Configuration { .. })) => {
+                let approve = if matches!(err, CallError::Configuration { .. })
+                    && !self.gates.has_reviewer()
+                {
+                    "; pass --approve auto|deny|console|rules:FILE"
+                } else {
+                    ""
+                };
+                Err(anyhow!("{err}{}{approve}", super::flag_hint(&err)))
+            }
+            Ok(out) => {
+                if self.json {
+                    print_json(&json!({
+                        "tool": out.tool,
+                        "ok": true,
+                        "output": out.json.clone().unwrap_or(Value::String(out.text.clone())),
+                        "return_behavior": out.return_behavior,
+                        "duration_ms": out.duration.as_secs_f64() * 1e3,
+                        "fuel_consumed": out.fuel_consumed,
+                    }))?;
+                } else {
+                    match &out.json {
+                        Some(value) => print_json(value)?,
+                        None => outln!("{}", super::for_stdout(&out.text))?,
+                    }
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(err) => {
+                if self.json {
+                    print_json(&json!({
+                        "tool": self.tool,
+                        "ok": false,
+                        "error": err.to_json(),
+                        "llm_text": err.llm_text(),
+                    }))?;
+                } else {
+                    eprintln!("{}{}", err.llm_text(), super::flag_hint(&err));
+                }
+                Ok(ExitCode::from(EXIT_TOOL_FAILED))
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! `corral describe <tool>`: one tool's full spec.
+
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use clap::Args;
+use corral::CallError;
+use serde_json::json;
+
+use super::{GlobalArgs, print_json};
+
+/// Show one tool's description, metadata and argument schema.
+///
+/// `--json` prints `{"name", "description", "parameters", "metadata",
+/// "plugin": {"name", "path", "sha256", "guest_name", "policy": path | null,
+/// "grants": [text]} | null}` (`null` for a built-in tool or a pipeline).
+#[derive(Args, Debug)]
+pub struct DescribeCmd {
+    /// The tool name, as `corral list` shows it
+    tool: String,
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+impl DescribeCmd {
+    /// Runs the subcommand.
+    pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let host = global.host().await?;
+        let Some(tool) = host.tool(&self.tool) else {
+            let suggestion = host
+                .tools()
+                .into_iter()
+                .map(|t| t.spec().name.clone())
+                .find(|n| n.eq_ignore_ascii_case(&self.tool));
+            return Err(anyhow!(CallError::UnknownTool {
+                name: self.tool,
+                suggestion,
+            }));
+        };
+        let spec = tool.spec();
+        let plugin = tool.plugin();
+        if self.json {
+            print_json(&json!({
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": spec.parameters,
+                "metadata": spec.metadata,
+                "plugin": plugin.map(|p| json!({
+                    "name": p.name(),
+                    "path": p.path(),
+                    "sha256": p.sha256(),
+                    "guest_name": tool.guest_name(),
+                    "policy": (!p.policy().path.as_os_str().is_empty()).then(|| p.policy().path.clone()),
+                    "grants": p.policy().grants(host.limits()),
+                })),
+            }))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let m = &spec.metadata;
+        outln!("{}", spec.name)?;
+        outln!("  {}", spec.description)?;
+        outln!()?;
+        match plugin {
+            Some(p) => {
+                outln!("plugin:            {} ({})", p.name(), p.path().display())?;
+                outln!("sha256:            {}", p.sha256())?;
+            }
+            None => outln!("plugin:            (built into corral)")?,
+        }
+        outln!("category:          {}", m.category)?;
+        outln!("keywords:          {}", m.keywords.join(", "))?;
+        outln!("version:           {}", m.version)?;
+        outln!("idempotent:        {}", m.idempotent)?;
+        outln!("parallelizable:    {}", m.parallelizable)?;
+        outln!("latency:           {}", m.latency)?;
+        outln!("requires approval: {}", host.requires_approval(&spec.name))?;
+        outln!("return behavior:   {}", m.return_behavior)?;
+        if let Some(p) = plugin {
+            if tool.guest_name() != spec.name {
+                outln!("plugin's name:     {}", tool.guest_name())?;
+            }
+            outln!("grants:")?;
+            for line in p.policy().grants(host.limits()) {
+                outln!("  {line}")?;
+            }
+        }
+        outln!("parameters:")?;
+        outln!("{}", serde_json::to_string_pretty(&spec.parameters)?)?;
+        Ok(ExitCode::SUCCESS)
+    }
+}

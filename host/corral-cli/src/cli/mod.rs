@@ -1,0 +1,276 @@
+//! Argument parsing, logging setup and dispatch to one struct per subcommand.
+//!
+//! Output: everything on stdout goes through [`outln!`] and [`out!`], which
+//! return the write's error instead of panicking, and a closed pipe (`corral
+//! describe x --json | head -1`) ends the process quietly with exit code 0,
+//! as ripgrep does. Guest text is escaped on a terminal
+//! ([`corral::untrusted_text`]); JSON output always has the characters that
+//! could drive a terminal written as JSON escapes, so it stays valid JSON.
+
+/// `println!` on stdout that returns the `std::io::Result` of the write.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `print!` on stdout that returns the `std::io::Result` of the write.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+mod call;
+mod describe;
+mod gates;
+mod list;
+mod plan;
+mod policy;
+mod report;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{ArgAction, Args, Parser, Subcommand};
+use corral::{ComponentCache, Host, HostBuilder, HostError, Limits};
+
+/// Exit code when the tool failed.
+pub const EXIT_TOOL_FAILED: u8 = 1;
+/// Exit code when corral itself failed.
+pub const EXIT_CORRAL_FAILED: u8 = 2;
+
+/// Run untrusted LLM tools, compiled to WebAssembly components, in a sandbox.
+#[derive(Parser, Debug)]
+#[command(name = "corral", version, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options shared by every subcommand.
+#[derive(Args, Debug, Clone)]
+pub struct GlobalArgs {
+    /// Directory of plugin components (`*.wasm`) [default: the bundled sample
+    /// tools, `<repository>/plugins`]
+    #[arg(long, global = true, value_name = "DIR", env = "CORRAL_PLUGINS")]
+    pub plugins: Option<PathBuf>,
+    /// Wall-clock deadline per call, in milliseconds
+    #[arg(long, global = true, value_name = "MS", default_value_t = Limits::DEFAULT_TIMEOUT_MS)]
+    timeout_ms: u64,
+    /// Fuel budget per call, in fuel units (about one per wasm instruction)
+    #[arg(long, global = true, value_name = "UNITS", default_value_t = Limits::DEFAULT_FUEL)]
+    fuel: u64,
+    /// Linear-memory cap per call, in MiB
+    #[arg(long, global = true, value_name = "MIB", default_value_t = Limits::DEFAULT_MEMORY_BYTES >> 20)]
+    memory_mib: usize,
+    /// Cap on a tool's result text, in KiB
+    #[arg(long, global = true, value_name = "KIB", default_value_t = Limits::DEFAULT_OUTPUT_BYTES >> 10)]
+    output_kib: usize,
+    /// Directory of precompiled components [default: $XDG_CACHE_HOME/corral or
+    /// ~/.cache/corral]
+    #[arg(long, global = true, value_name = "DIR", env = "CORRAL_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile every plugin instead of using the precompiled cache
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Log more on stderr: default errors only, -v info, -vv debug, -vvv trace
+    /// (RUST_LOG overrides)
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    verbose: u8,
+}
+
+impl GlobalArgs {
+    fn limits(&self) -> anyhow::Result<Limits> {
+        Ok(Limits::default()
+            .with_fuel(self.fuel)
+            .with_timeout_ms(self.timeout_ms)
+            .with_memory_bytes(
+                self.memory_mib
+                    .checked_mul(1 << 20)
+                    .context("--memory-mib is too large")?,
+            )
+            .with_output_bytes(
+                self.output_kib
+                    .checked_mul(1 << 10)
+                    .context("--output-kib is too large")?,
+            ))
+    }
+
+    /// Builds the host from these options.
+    pub async fn host(&self) -> anyhow::Result<Host> {
+        self.host_with(Ok).await
+    }
+
+    /// Builds the host from these options and whatever `configure` adds.
+    pub async fn host_with(
+        &self,
+        configure: impl FnOnce(HostBuilder) -> anyhow::Result<HostBuilder>,
+    ) -> anyhow::Result<Host> {
+        let dir = self.plugins.clone().unwrap_or_else(bundled_plugin_dir);
+        let cache = match (&self.cache_dir, self.no_cache) {
+            (_, true) => ComponentCache::disabled(),
+            (Some(dir), false) => ComponentCache::in_dir(dir),
+            (None, false) => ComponentCache::user_default(),
+        };
+        let builder = Host::builder()
+            .plugin_dir(&dir)
+            .limits(self.limits()?)
+            .cache(cache);
+        let host = configure(builder)?.build().await.map_err(|err| match err {
+            HostError::PluginDir { .. } => anyhow::Error::new(err).context(format!(
+                "no plugins at {} (build the sample tools with scripts/build-guests.sh, \
+                     or pass --plugins DIR)",
+                dir.display()
+            )),
+            other => anyhow::Error::new(other),
+        })?;
+        Ok(host)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every loaded tool
+    List(list::ListCmd),
+    /// Show one tool's description, metadata and argument schema
+    Describe(describe::DescribeCmd),
+    /// Call a tool inside the sandbox
+    Call(call::CallCmd),
+    /// Run a plan of tool calls in parallel waves (`execute_tool_plan`)
+    Plan(plan::PlanCmd),
+    /// Validate plugin policies and show what each plugin is granted
+    Policy(policy::PolicyCmd),
+    /// Serve every tool to MCP clients (stdio, or streamable HTTP with --http)
+    Serve(serve::ServeCmd),
+    /// Show each tool's health (UP, DEGRADED, DOWN, UNKNOWN)
+    Health(report::HealthCmd),
+    /// Show the tools' dependency graph (--dot for Graphviz)
+    Graph(report::GraphCmd),
+    /// Write the tool manifest (JSON)
+    Manifest(report::ManifestCmd),
+}
+
+/// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
+///
+/// At the default verbosity a command that prints each call's outcome itself
+/// (`call`, `plan`, ...) turns the per-call log ([`corral::CALL_LOG_TARGET`])
+/// off, so a configuration error is not reported twice; `serve` keeps it,
+/// since there the outcome goes to the client and the log is the operator's
+/// only view.
+fn init_logging(verbose: u8, prints_outcomes: bool) {
+    let default = match verbose {
+        0 if prints_outcomes => format!("error,{}=off", corral::CALL_LOG_TARGET),
+        0 => "error".to_owned(),
+        1 => "info".to_owned(),
+        2 => "debug".to_owned(),
+        _ => "trace".to_owned(),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .init();
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let prints_outcomes = !matches!(cli.command, Command::Serve(_));
+    init_logging(cli.global.verbose, prints_outcomes);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::from(EXIT_CORRAL_FAILED);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::List(cmd) => cmd.run(&cli.global).await,
+            Command::Describe(cmd) => cmd.run(&cli.global).await,
+            Command::Call(cmd) => cmd.run(&cli.global).await,
+            Command::Plan(cmd) => cmd.run(&cli.global).await,
+            Command::Policy(cmd) => cmd.run(&cli.global).await,
+            Command::Serve(cmd) => cmd.run(&cli.global).await,
+            Command::Health(cmd) => cmd.run(&cli.global).await,
+            Command::Graph(cmd) => cmd.run(&cli.global).await,
+            Command::Manifest(cmd) => cmd.run(&cli.global).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        // The reader went away (`| head`): nothing left to say to anyone.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(EXIT_CORRAL_FAILED)
+        }
+    }
+}
+
+/// Whether `err` comes from writing to a closed pipe.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Guest text for stdout: escaped when stdout is a terminal (so no guest
+/// can drive it), as it is when piped (it is data then).
+pub fn for_stdout(text: &str) -> std::borrow::Cow<'_, str> {
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        corral::untrusted_text::escape(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// The plugin directory that holds the bundled sample tools, as built by
+/// `scripts/build-guests.sh`: `<repository>/plugins` (a path fixed when the
+/// binary is built, for running from a checkout).
+pub fn bundled_plugin_dir() -> PathBuf {
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir
+        .ancestors()
+        .nth(2)
+        .unwrap_or(crate_dir)
+        .join("plugins")
+}
+
+/// The command-line flag that changes what a failed call ran into, as a
+/// suffix for the library's message (which names no flags, since models read
+/// it too): ` (--fuel)` for fuel, and so on; empty when no flag helps.
+pub fn flag_hint(err: &corral::CallError) -> &'static str {
+    use corral::CallError;
+    match err {
+        CallError::OutOfFuel { .. } => " (--fuel)",
+        CallError::Timeout { .. } => " (--timeout-ms)",
+        CallError::MemoryLimit { .. } => " (--memory-mib)",
+        CallError::OutputTooLarge { .. } => " (--output-kib)",
+        CallError::UnknownTool { .. } => " (`corral list` shows them)",
+        _ => "",
+    }
+}
+
+/// Prints `value` as pretty JSON on stdout, with terminal-driving characters
+/// (DEL, C1 and bidi controls, which serde_json leaves raw) as JSON escapes.
+pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    outln!("{}", corral::untrusted_text::escape_json(&text))?;
+    Ok(())
+}

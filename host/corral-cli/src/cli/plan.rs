@@ -1,0 +1,95 @@
+//! `corral plan <file | ->`: run an `execute_tool_plan` plan, or show its
+//! waves (`--dry-run`) or its dependency graph (`--dot`) without running it.
+
+use std::io::Read as _;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+use corral::{CallOptions, StepStatus};
+
+use super::gates::GateArgs;
+use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
+
+/// Run a plan of tool calls with `$ref` data flow, in parallel waves.
+///
+/// Without flags, prints one line per reported step (`id (tool): output` or
+/// `id (tool): Error: message`). `--json` prints the result shape documented in
+/// `corral::PlanResult`. Exit code 1 when any step failed or was skipped.
+#[derive(Args, Debug)]
+pub struct PlanCmd {
+    /// The plan file (JSON), or `-` for stdin
+    plan: String,
+    /// Print the JSON result
+    #[arg(long, conflicts_with_all = ["dry_run", "dot"])]
+    json: bool,
+    /// Validate and print the waves without running anything
+    #[arg(long, conflicts_with = "dot")]
+    dry_run: bool,
+    /// Validate and print the dependency graph in Graphviz DOT
+    #[arg(long)]
+    dot: bool,
+    #[command(flatten)]
+    gates: GateArgs,
+}
+
+impl PlanCmd {
+    /// Runs the subcommand.
+    pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let text = if self.plan == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the plan from stdin")?;
+            text
+        } else {
+            std::fs::read_to_string(&self.plan)
+                .with_context(|| format!("cannot read the plan file {}", self.plan))?
+        };
+        let host = global.host_with(|b| self.gates.configure(b)).await?;
+        let plan = match host.validate_plan(&text) {
+            Ok(plan) => plan,
+            Err(err) => {
+                eprintln!("{}: {}", self.plan, err.llm_text());
+                return Ok(ExitCode::from(EXIT_TOOL_FAILED));
+            }
+        };
+        if self.dry_run {
+            for (i, wave) in plan.waves().iter().enumerate() {
+                let steps: Vec<String> = wave
+                    .iter()
+                    .map(|id| {
+                        let tool = plan
+                            .steps()
+                            .iter()
+                            .find(|s| &s.id == id)
+                            .map_or("", |s| s.tool.as_str());
+                        format!("{id} ({tool})")
+                    })
+                    .collect();
+                outln!("wave {i}: {}", steps.join(", "))?;
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        if self.dot {
+            out!("{}", plan.to_dot())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let options = CallOptions::default().with_context(self.gates.call_context());
+        let result = host.run_plan(&plan, &options).await;
+        if self.json {
+            print_json(&result.to_json())?;
+        } else {
+            out!("{}", super::for_stdout(&result.to_text()))?;
+        }
+        let all_ok = result
+            .steps
+            .iter()
+            .all(|s| s.status == StepStatus::Succeeded);
+        Ok(if all_ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_TOOL_FAILED)
+        })
+    }
+}

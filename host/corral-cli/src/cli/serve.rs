@@ -1,0 +1,138 @@
+//! `corral serve`: the MCP server, over stdio (default) or streamable HTTP.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Args;
+use corral_mcp::http::{HttpOptions, MetricsRender};
+use corral_mcp::{McpServer, serve_stdio};
+
+use super::GlobalArgs;
+use super::gates::GateArgs;
+
+/// Serve every tool to MCP clients.
+///
+/// Without `--http`, speaks MCP on stdin/stdout (what desktop clients spawn);
+/// logs go to stderr. With `--http ADDR`, serves streamable HTTP at
+/// `http://ADDR/mcp` and Prometheus metrics at `/metrics`. The plugin
+/// directory is watched and reloaded unless `--no-watch`; clients get
+/// `notifications/tools/list_changed`. `--context` values become host-level
+/// context for every call.
+#[derive(Args, Debug)]
+pub struct ServeCmd {
+    /// Serve streamable HTTP on this address instead of stdio; `--http` alone
+    /// binds loopback, 127.0.0.1:8080
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
+    http: Option<SocketAddr>,
+    /// Require `Authorization: Bearer <token>` with the token in this file
+    /// (HTTP); without it, a non-loopback ADDR prints a warning
+    #[arg(long, value_name = "FILE", requires = "http")]
+    token_file: Option<PathBuf>,
+    /// Also accept this Host header (host or host:port), e.g. when binding a
+    /// non-loopback address (HTTP; repeatable)
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
+    /// Also accept requests from this browser Origin (scheme://host[:port|:*])
+    /// (HTTP; repeatable)
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// Do not watch the plugin directory for changes
+    #[arg(long)]
+    no_watch: bool,
+    #[command(flatten)]
+    gates: GateArgs,
+}
+
+impl ServeCmd {
+    /// Runs the subcommand until the client disconnects (stdio) or the
+    /// process gets Ctrl-C / SIGTERM (HTTP).
+    pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let context = self.gates.call_context();
+        let host = global
+            .host_with(|b| Ok(self.gates.configure(b)?.context(context)))
+            .await?;
+        for err in host.load_errors() {
+            tracing::error!("not serving {err}");
+        }
+        let _watcher = if self.no_watch {
+            None
+        } else {
+            Some(host.watch().context("cannot watch the plugin directory")?)
+        };
+        let server = McpServer::new(host);
+        match self.http {
+            None => serve_stdio(server).await?,
+            Some(addr) => {
+                let token = match &self.token_file {
+                    None => None,
+                    Some(path) => Some(
+                        std::fs::read_to_string(path)
+                            .with_context(|| {
+                                format!("cannot read the token file {}", path.display())
+                            })?
+                            .trim()
+                            .to_string(),
+                    )
+                    .filter(|t| !t.is_empty()),
+                };
+                if self.token_file.is_some() && token.is_none() {
+                    anyhow::bail!("the token file is empty; put a secret in it");
+                }
+                if !addr.ip().is_loopback() && token.is_none() {
+                    // Printed whatever the log level: an operator must see it.
+                    eprintln!(
+                        "corral: warning: serving MCP on {addr}, reachable beyond this \
+                         machine, without a bearer token: anyone who can connect may call \
+                         every tool; pass --token-file FILE"
+                    );
+                }
+                let options = HttpOptions {
+                    allowed_hosts: self.allow_host,
+                    allowed_origins: self.allow_origin,
+                    token,
+                };
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr}"))?;
+                let bound = listener.local_addr()?;
+                // One line on stderr a supervisor or test can wait for.
+                eprintln!("corral: serving MCP at http://{bound}/mcp");
+                corral_mcp::http::serve(listener, server, &options, install_metrics()?, shutdown())
+                    .await?;
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Installs the Prometheus recorder behind `/metrics`.
+fn install_metrics() -> anyhow::Result<Option<MetricsRender>> {
+    let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .set_buckets(&[
+            0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0,
+        ])
+        .context("histogram buckets")?
+        .install_recorder()
+        .context("cannot install the metrics recorder")?;
+    let render: MetricsRender = Arc::new(move || handle.render());
+    Ok(Some(render))
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,409 @@
+//! corral-mcp: the MCP server. Every tool of a [`corral::Host`] (plugins,
+//! `execute_tool_plan`, pipelines) served to MCP clients through `rmcp`, over
+//! stdio ([`serve_stdio`]) or streamable HTTP ([`http`]).
+//!
+//! The tool list comes from the host's current catalog at request time, and
+//! every `tools/call` goes through [`Host::call_value`] with the client's
+//! arguments as parsed JSON: schema validation, effective limits, approval
+//! gates, the sandbox and its limits are the library's call pipeline,
+//! unchanged. This crate adds only the protocol.
+//!
+//! What the MCP specification asks, and where it happens here:
+//! - `initialize`: server name `corral` and the crate version; capabilities
+//!   `tools` with `listChanged: true`.
+//! - `tools/list`: name, description, `inputSchema`, `outputSchema` (when the
+//!   tool declares one), annotations derived from metadata and the plugin's
+//!   policy ([`McpServer::annotations`]), and corral's own metadata under
+//!   `_meta` (`corral/category`, `corral/plugin`, `corral/sha256`,
+//!   `corral/returnBehavior`, `corral/grants`: what the plugin's policy lets
+//!   it reach, and `corral/health`, see [`McpServer::describe`]). A tool that
+//!   is `DOWN` gets a short note at the end of its description, so a model
+//!   avoids it.
+//! - Resources: `corral://health` is the host's health report (JSON).
+//! - `notifications/tools/list_changed` also when a tool goes `DOWN` or
+//!   recovers (its description changes).
+//! - `tools/call`: tool failures, invalid arguments, rejections and limits are
+//!   results with `isError: true` and the `Error: <message>` text, so the model
+//!   can correct itself, with `_meta["corral/errorKind"]` and, when the tool
+//!   gave one, `_meta["corral/errorCode"]`; an unknown tool is a protocol error
+//!   (`-32602`). JSON object outputs are also returned as `structuredContent`.
+//! - Approvals: when the client declared the `elicitation` capability, a gated
+//!   call asks the user through `elicitation/create`; otherwise the host's
+//!   configured reviewer decides (never an automatic yes because a client
+//!   lacks the capability).
+//! - Progress: with a `progressToken`, guest `progress()` messages become
+//!   `notifications/progress`, coalesced per call: at most one every
+//!   [`PROGRESS_INTERVAL`], the latest message wins, and the last one is
+//!   always sent before the result. Memory per call stays one message,
+//!   however many the guest sends.
+//! - Cancellation: `notifications/cancelled` drops the call; the guest is
+//!   stopped at its next epoch tick and its store torn down.
+//! - `notifications/tools/list_changed` whenever a reload changes the tool set.
+//! - Out-of-band context: string values under `_meta["corral/context"]` of a
+//!   `tools/call` become the call's context (filtered per plugin as usual).
+
+mod elicit;
+pub mod http;
+mod progress;
+
+use std::sync::Arc;
+
+use corral::{CallContext, CallError, CallOptions, CallOutput, HealthStatus, Host, Tool};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+pub use elicit::ElicitationReviewer;
+
+/// The URI of the health resource.
+pub const HEALTH_URI: &str = "corral://health";
+
+/// The `_meta` key under which a `tools/call` may carry out-of-band context.
+pub const CONTEXT_META_KEY: &str = "corral/context";
+
+/// The shortest gap between two progress notifications of one call: 100 ms.
+pub const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// An MCP server over a [`Host`]. Cheap to clone; clones share the host.
+#[derive(Clone, Debug)]
+pub struct McpServer {
+    host: Host,
+}
+
+impl McpServer {
+    /// Serves `host`'s tools.
+    pub fn new(host: Host) -> Self {
+        Self { host }
+    }
+
+    /// The host this server serves.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// The MCP definition of `tool`: name, description, `inputSchema`,
+    /// [`McpServer::annotations`], and `_meta` with `corral/category`,
+    /// `corral/returnBehavior` and, for a plugin's tool, `corral/plugin`,
+    /// `corral/sha256` and `corral/grants` (`{"files": [{"path", "writable"}],
+    /// "environment": [name], "http": [destination]}`, guest paths and
+    /// variable names only: never host paths or values).
+    pub fn describe(&self, tool: &Tool) -> McpTool {
+        let health = self.host.health_of(&tool.spec().name);
+        self.describe_with(tool, health.as_ref())
+    }
+
+    fn describe_with(&self, tool: &Tool, health: Option<&corral::ToolHealth>) -> McpTool {
+        let spec = tool.spec();
+        let schema: JsonObject = match &spec.parameters {
+            Value::Object(map) => map.clone(),
+            _ => JsonObject::new(),
+        };
+        let mut meta = rmcp::model::MetaObject::default();
+        meta.insert("corral/category".into(), json!(spec.metadata.category));
+        meta.insert(
+            "corral/returnBehavior".into(),
+            json!(spec.metadata.return_behavior),
+        );
+        if let Some(plugin) = tool.plugin() {
+            meta.insert("corral/plugin".into(), json!(plugin.name()));
+            meta.insert("corral/sha256".into(), json!(plugin.sha256()));
+            meta.insert("corral/grants".into(), plugin.policy().grants_summary());
+        }
+        let mut description = spec.description.clone();
+        if let Some(health) = health {
+            meta.insert(
+                "corral/health".into(),
+                json!({"status": health.status, "reason": health.reason}),
+            );
+            if health.status == HealthStatus::Down {
+                description.push_str(&format!(
+                    "\n\nNote: this tool is failing right now ({}); prefer another tool.",
+                    health.reason.as_deref().unwrap_or("DOWN")
+                ));
+            }
+        }
+        let mut described = McpTool::new(spec.name.clone(), description, Arc::new(schema))
+            .with_annotations(self.annotations(tool))
+            .with_meta(meta);
+        if let Some(Value::Object(output)) = &spec.output_schema {
+            described.output_schema = Some(Arc::new(output.clone()));
+        }
+        described
+    }
+
+    /// MCP tool annotations derived from corral's metadata, the host's gate
+    /// rule and the plugin's policy:
+    /// - `destructiveHint`: calls pass the declared approval gate
+    ///   ([`Host::requires_approval`]: the spec, the policy or the host's
+    ///   configuration);
+    /// - `idempotentHint`: the tool's `idempotent` metadata;
+    /// - `readOnlyHint`: nothing outside the sandbox can change: not gated,
+    ///   and the plugin has no writable directory and no HTTP grant (a
+    ///   pipeline or `execute_tool_plan` is not read-only: its steps may not
+    ///   be);
+    /// - `openWorldHint`: the plugin may reach hosts over HTTP.
+    pub fn annotations(&self, tool: &Tool) -> ToolAnnotations {
+        let spec = tool.spec();
+        let gated = self.host.requires_approval(&spec.name);
+        let (writes, network) = match tool.plugin() {
+            Some(plugin) => {
+                let policy = plugin.policy();
+                (
+                    policy.filesystem.iter().any(|d| d.writable),
+                    !policy.http_allow.is_empty(),
+                )
+            }
+            None => (true, false),
+        };
+        ToolAnnotations::new()
+            .read_only(!gated && !writes && !network)
+            .destructive(gated)
+            .idempotent(spec.metadata.idempotent)
+            .open_world(network)
+    }
+}
+
+/// The text and structured content of a call's result.
+fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult {
+    match result {
+        Ok(out) => {
+            let mut meta = rmcp::model::MetaObject::default();
+            meta.insert("corral/returnBehavior".into(), json!(out.return_behavior));
+            meta.insert(
+                "corral/durationMs".into(),
+                json!(out.duration.as_secs_f64() * 1e3),
+            );
+            meta.insert("corral/fuelConsumed".into(), json!(out.fuel_consumed));
+            meta.insert("corral/attempts".into(), json!(out.attempts));
+            meta.insert("corral/cacheHit".into(), json!(out.cache_hit));
+            let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+            if let Some(object @ Value::Object(_)) = out.json {
+                result.structured_content = Some(object);
+            }
+            result.meta = Some(meta);
+            result
+        }
+        Err(err) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(err.llm_text())]);
+            let mut meta = rmcp::model::MetaObject::default();
+            meta.insert("corral/errorKind".into(), json!(err.kind()));
+            if let Some(code) = err.code() {
+                meta.insert("corral/errorCode".into(), json!(code));
+            }
+            result.meta = Some(meta);
+            result
+        }
+    }
+}
+
+/// Context from `_meta["corral/context"]`: string values only.
+fn context_from_meta(meta: Option<&rmcp::model::RequestMetaObject>) -> CallContext {
+    let Some(meta) = meta else {
+        return CallContext::new();
+    };
+    let value = serde_json::to_value(meta).unwrap_or(Value::Null);
+    match value.get(CONTEXT_META_KEY) {
+        Some(Value::Object(map)) => map
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+            .collect(),
+        _ => CallContext::new(),
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("corral", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Sandboxed WebAssembly tools. Batch several dependent calls into one \
+             execute_tool_plan call; results marked isError explain what to fix.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let catalog = self.host.catalog();
+        let health = self.host.health();
+        let of = |name: &str| health.tools.iter().find(|h| h.tool == name);
+        Ok(ListToolsResult::with_all_items(
+            catalog
+                .tools()
+                .map(|t| self.describe_with(t, of(&t.spec().name)))
+                .collect(),
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(HEALTH_URI, "health")
+                .with_title("Tool health")
+                .with_description(
+                    "Each tool's status (UP, DEGRADED, DOWN, UNKNOWN) from its recent calls, \
+                     with the reason when it is not UP, and the overall status.",
+                )
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != HEALTH_URI {
+            return Err(McpError::resource_not_found(
+                format!("no resource `{}`; corral serves {HEALTH_URI}", request.uri),
+                None,
+            ));
+        }
+        let text = serde_json::to_string_pretty(&self.host.health())
+            .map_err(|err| McpError::internal_error(err.to_string(), None))?;
+        let mut contents = ResourceContents::text(text, HEALTH_URI);
+        if let ResourceContents::TextResourceContents { mime_type, .. } = &mut contents {
+            *mime_type = Some("application/json".into());
+        }
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![contents],
+        )))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<McpTool> {
+        self.host.tool(name).map(|t| self.describe(&t))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if self.host.tool(&name).is_none() {
+            let err = CallError::UnknownTool {
+                suggestion: None,
+                name: name.clone(),
+            };
+            return Err(McpError::invalid_params(err.to_string(), None));
+        }
+        // Parsed once by the transport; the host validates this value as is.
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+
+        let mut options =
+            CallOptions::default().with_context(context_from_meta(request.meta.as_ref()));
+        let elicitation = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        if elicitation {
+            options.reviewer = Some(Arc::new(ElicitationReviewer::new(context.peer.clone())));
+        }
+
+        // Progress is coalesced: the sink keeps only the latest message (and
+        // a count), and one forwarding task per call sends it at most every
+        // PROGRESS_INTERVAL, then once more after the call ends.
+        let mut forwarder = None;
+        if let Some(token) = context.meta.get_progress_token() {
+            let (tx, rx) = tokio::sync::watch::channel::<(u64, String)>((0, String::new()));
+            forwarder = Some(tokio::spawn(progress::forward(
+                rx,
+                context.peer.clone(),
+                token,
+            )));
+            options.progress = Some(Arc::new(move |_tool: &str, message: &str| {
+                tx.send_modify(|(count, latest)| {
+                    *count += 1;
+                    latest.clear();
+                    latest.push_str(message);
+                });
+            }));
+        }
+
+        let host = self.host.clone();
+        let call = host.call_value(&name, arguments, &options);
+        let result = tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = name, "call cancelled by the client; sandbox torn down");
+                metrics::counter!("corral_calls_cancelled_total", "tool" => name.clone()).increment(1);
+                return Err(McpError::internal_error("the request was cancelled", None));
+            }
+        };
+        drop(options);
+        if let Some(forwarder) = forwarder {
+            // The sink is gone with the options; the forwarder ends after
+            // sending what is queued, before the result goes out.
+            let _ = forwarder.await;
+        }
+        Ok(CallToolResponse::Complete(to_result(result)))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Tell this client whenever a reload changes the tool set, or a tool
+        // goes DOWN or recovers (its description and _meta change).
+        let mut changes = self.host.subscribe();
+        let mut health = self.host.subscribe_health();
+        changes.borrow_and_update();
+        health.borrow_and_update();
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            loop {
+                let changed = tokio::select! {
+                    r = changes.changed() => r.is_ok(),
+                    r = health.changed() => r.is_ok(),
+                };
+                if !changed || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// Why serving over stdio stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The MCP session never started (the client sent no valid `initialize`
+    /// or closed the stream first).
+    #[error("the MCP session over stdio did not start: {0}")]
+    Start(String),
+    /// The session's task ended abnormally.
+    #[error("the MCP session over stdio ended abnormally: {0}")]
+    Session(String),
+}
+
+/// Serves `server` on stdin/stdout until the client closes the stream. Logs
+/// must go to stderr: stdout is the protocol.
+///
+/// # Errors
+/// [`ServeError`] when the transport fails to start or ends with an error.
+pub async fn serve_stdio(server: McpServer) -> Result<(), ServeError> {
+    let running = rmcp::serve_server(server, rmcp::transport::io::stdio())
+        .await
+        .map_err(|err| ServeError::Start(err.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|err| ServeError::Session(err.to_string()))?;
+    Ok(())
+}

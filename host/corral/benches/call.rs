@@ -1,0 +1,226 @@
+//! One trivial tool call (`sha256` of "abc" from the bundled `encode` plugin),
+//! measured three ways in the same run:
+//!
+//! - `native`: the same work as a plain Rust function (parse the arguments,
+//!   hash, serialize the result);
+//! - `wasmtime_floor`: a fresh store and instance from the same `InstancePre`
+//!   on corral's engine, and one dynamic call, with no validation, limits or
+//!   bookkeeping: the least any sandboxed call can cost;
+//! - `host_call`: `Host::call`, the full path (schema validation, pool slot,
+//!   fresh sandbox with fuel, epoch deadline, memory cap and captured stdio,
+//!   call, classification, teardown);
+//! - `host_call_no_layers` and `host_call_all_layers`: the same with a new
+//!   argument every call, once with no resilience configured and once with
+//!   retry, circuit breaker, rate limit and cache all configured (the cache
+//!   always missing): what the layers cost.
+//!
+//! Needs the sample tools: run `scripts/build-guests.sh` first.
+
+#![allow(missing_docs)]
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, Linker, ResourceTable, Val};
+use wasmtime::{Store, StoreLimitsBuilder};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+const ARGS: &str = r#"{"text":"abc"}"#;
+
+fn native(arguments: &str) -> String {
+    let value: serde_json::Value = serde_json::from_str(arguments).expect("json");
+    let text = value["text"].as_str().expect("text");
+    let digest = hex::encode(Sha256::digest(text.as_bytes()));
+    serde_json::json!({ "sha256": digest, "bytes": text.len() }).to_string()
+}
+
+struct FloorState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: wasmtime::StoreLimits,
+}
+
+impl WasiView for FloorState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Instantiate + one dynamic call on a shared `InstancePre`, nothing else.
+struct Floor {
+    engine: wasmtime::Engine,
+    pre: wasmtime::component::InstancePre<FloorState>,
+    call_idx: wasmtime::component::ComponentExportIndex,
+}
+
+impl Floor {
+    fn new(engine: &corral::Engine, plugin: &std::path::Path) -> Self {
+        let component = Component::from_file(engine.wasmtime(), plugin).expect("component");
+        let mut linker: Linker<FloorState> = Linker::new(engine.wasmtime());
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
+        linker
+            .define_unknown_imports_as_traps(&component)
+            .expect("stub the corral:tool/host imports");
+        let pre = linker.instantiate_pre(&component).expect("pre");
+        // The sample is built against the current contract; the older one is
+        // accepted so the floor still runs on a tree built before it.
+        let iface = ["corral:tool/tool@0.2.0", "corral:tool/tool@0.1.0"]
+            .iter()
+            .find_map(|name| component.get_export_index(None, name))
+            .expect("tool interface");
+        let call_idx = component
+            .get_export_index(Some(&iface), "call")
+            .expect("call export");
+        Self {
+            engine: engine.wasmtime().clone(),
+            pre,
+            call_idx,
+        }
+    }
+
+    /// Returns the `ok` payload of the call's result.
+    async fn call(&self) -> Val {
+        let state = FloorState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new().build(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_fuel(u64::MAX).expect("fuel");
+        store.set_epoch_deadline(u64::MAX / 2);
+        let instance = self
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .expect("instantiate");
+        let func = instance.get_func(&mut store, self.call_idx).expect("func");
+        let params = [
+            Val::String("sha256".into()),
+            Val::String(ARGS.into()),
+            Val::List(Vec::new()),
+        ];
+        let mut results = [Val::Bool(false)];
+        func.call_async(&mut store, &params, &mut results)
+            .await
+            .expect("call");
+        match results {
+            [Val::Result(Ok(Some(out)))] => *out,
+            other => panic!("the floor call failed: {other:?}"),
+        }
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let plugin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/encode.wasm");
+    assert!(
+        plugin.is_file(),
+        "{} is missing: run scripts/build-guests.sh first",
+        plugin.display()
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+
+    let mut group = c.benchmark_group("trivial_call");
+
+    let expected = native(ARGS);
+    group.bench_function("native", |b| b.iter(|| native(std::hint::black_box(ARGS))));
+
+    // The floor: same engine configuration as the host, no corral code on the
+    // path. Measured at three `keep_resident` sizes to back PoolConfig's default.
+    for keep in [0usize, 64 << 10, 1 << 20] {
+        let pool = corral::PoolConfig::default().with_keep_resident_bytes(keep);
+        let engine = corral::Engine::new(pool).expect("engine");
+        let floor = Floor::new(&engine, &plugin);
+        let result = rt.block_on(floor.call());
+        assert_eq!(result, Val::String(expected.clone()));
+        group.bench_function(
+            format!("wasmtime_floor_keep_resident_{}k", keep >> 10),
+            |b| b.to_async(&rt).iter(|| floor.call()),
+        );
+    }
+
+    let host = rt
+        .block_on(
+            corral::Host::builder()
+                .plugin_dir(plugin.parent().expect("dir"))
+                .cache(corral::ComponentCache::disabled())
+                .build(),
+        )
+        .expect("host");
+    let options = corral::CallOptions::default();
+    let out = rt
+        .block_on(host.call("sha256", ARGS, &options))
+        .expect("host call");
+    assert_eq!(out.text, expected);
+    group.bench_function("host_call", |b| {
+        b.to_async(&rt)
+            .iter(|| async { host.call("sha256", ARGS, &options).await.expect("call") })
+    });
+
+    // Every layer configured, the cache missing (a new argument each call).
+    let layered_dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(&plugin, layered_dir.path().join("encode.wasm")).expect("copy");
+    std::fs::write(
+        layered_dir.path().join("encode.policy.toml"),
+        "version = 1\n[resilience.tools.sha256]\n\
+         retry = { max_attempts = 3 }\n\
+         circuit_breaker = { failure_threshold = 5 }\n\
+         rate_limit = { requests = 1000000000, per = \"second\" }\n\
+         cache = { ttl_ms = 60000, max_size = 100 }\n",
+    )
+    .expect("policy");
+    let plain = host.clone();
+    let layered = rt
+        .block_on(
+            corral::Host::builder()
+                .plugin_dir(layered_dir.path())
+                .cache(corral::ComponentCache::disabled())
+                .build(),
+        )
+        .expect("host");
+    assert!(
+        layered.load_errors().is_empty(),
+        "{:?}",
+        layered.load_errors()
+    );
+    let counter = std::sync::atomic::AtomicU64::new(0);
+    let next_args = || {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!(r#"{{"text":"abc{n}"}}"#)
+    };
+    group.bench_function("host_call_no_layers", |b| {
+        b.to_async(&rt).iter(|| {
+            let args = next_args();
+            let plain = plain.clone();
+            async move {
+                plain
+                    .call("sha256", &args, &corral::CallOptions::default())
+                    .await
+                    .expect("call")
+            }
+        })
+    });
+    group.bench_function("host_call_all_layers", |b| {
+        b.to_async(&rt).iter(|| {
+            let args = next_args();
+            let layered = layered.clone();
+            async move {
+                let out = layered
+                    .call("sha256", &args, &corral::CallOptions::default())
+                    .await
+                    .expect("call");
+                assert!(!out.cache_hit);
+                out
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

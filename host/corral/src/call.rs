@@ -1,0 +1,215 @@
+//! The shapes of a call: what goes in ([`CallOptions`], [`CallContext`],
+//! [`ProgressSink`]) and what comes out ([`CallOutput`], and reference 000's
+//! [`ToolResult`] view of either outcome). Plain data: the stages that act on
+//! it live in `stages`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::approval::Reviewer;
+use crate::error::CallError;
+use crate::limits::Limits;
+use crate::spec::ReturnBehavior;
+
+/// Receives a guest's `progress(message)` calls as `(tool, message)`. Called
+/// on the runtime thread that runs the guest: keep it short (send to a
+/// channel).
+pub type ProgressSink = std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// Out-of-band key/value pairs passed into a call (WIT `context`): tenant, user
+/// id, correlation id. They never appear in a schema, so a model can neither see
+/// nor forge them. Keys are unique; later inserts replace earlier ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CallContext(BTreeMap<String, String>);
+
+impl CallContext {
+    /// An empty context.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `key` to `value`, replacing any previous value.
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) -> &mut Self {
+        self.0.insert(key.into(), value.into());
+        self
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// Number of pairs.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no pairs.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The pairs, sorted by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for CallContext {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Self(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+}
+
+/// Options of one call. `CallOptions::default()` passes no context, uses the
+/// host's (or the plugin policy's) limits, drops progress messages (they are
+/// still logged) and uses the host's reviewer. Build one with the `with_*`
+/// methods.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct CallOptions {
+    /// Context of this call, merged over the host's context (this call's values
+    /// win) and filtered by each plugin's
+    /// [`ContextPolicy`](crate::context::ContextPolicy) before it reaches the
+    /// guest.
+    pub context: CallContext,
+    /// Tighter limits for this call: each knob is the smaller of this and the
+    /// tool's own limits (host defaults, then its plugin's policy). It can
+    /// never raise a limit; see [`limits::effective`](crate::limits::effective).
+    pub limits: Option<Limits>,
+    /// Receives the guest's `progress` messages as `(tool, message)`.
+    pub progress: Option<ProgressSink>,
+    /// Decides this call's approval gates instead of the host's reviewer
+    /// (e.g. MCP elicitation to the client that made the call). Standing
+    /// approvals, the review timeout and the audit log still apply.
+    pub reviewer: Option<std::sync::Arc<dyn Reviewer>>,
+}
+
+impl CallOptions {
+    /// These options with `context` as the call's context.
+    #[must_use]
+    pub fn with_context(mut self, context: CallContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// These options with tighter `limits` (see [`CallOptions::limits`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// These options with `sink` receiving progress messages.
+    #[must_use]
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// These options with `reviewer` deciding the call's approval gates.
+    #[must_use]
+    pub fn with_reviewer(mut self, reviewer: std::sync::Arc<dyn Reviewer>) -> Self {
+        self.reviewer = Some(reviewer);
+        self
+    }
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("context", &self.context)
+            .field("limits", &self.limits)
+            .field("progress", &self.progress.is_some())
+            .field(
+                "reviewer",
+                &self.reviewer.as_ref().map(|r| r.name().to_string()),
+            )
+            .finish()
+    }
+}
+
+/// A successful call.
+///
+/// JSON shape (`corral call --json`): `{"tool", "ok": true, "output": <the
+/// output as JSON, or as a string when it is not JSON>, "return_behavior":
+/// "to_llm"|"immediate", "duration_ms", "fuel_consumed"}`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CallOutput {
+    /// The tool that ran.
+    pub tool: String,
+    /// The output text exactly as the guest returned it.
+    pub text: String,
+    /// The output parsed as JSON, when it is JSON.
+    pub json: Option<Value>,
+    /// Where the result should go, from the tool's metadata.
+    pub return_behavior: ReturnBehavior,
+    /// Wall-clock time of the whole call: validation, sandbox, teardown.
+    pub duration: Duration,
+    /// Fuel units the guest used (0 for a cached result).
+    pub fuel_consumed: u64,
+    /// Sandboxed attempts it took: 1 without a retry, 0 for a cached result.
+    pub attempts: u32,
+    /// Whether the result came from the result cache (no guest code ran).
+    pub cache_hit: bool,
+}
+
+/// Reference 000's result contract for either outcome of a call: output,
+/// success flag, error message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolResult {
+    /// The output text; empty on failure.
+    pub output: String,
+    /// Whether the call succeeded.
+    pub success: bool,
+    /// The error message on failure, `None` on success.
+    pub error_message: Option<String>,
+}
+
+impl ToolResult {
+    /// What a model sees: the output on success, `Error: <message>` on failure.
+    pub fn llm_text(&self) -> String {
+        match &self.error_message {
+            None => self.output.clone(),
+            Some(message) => format!("Error: {message}"),
+        }
+    }
+}
+
+impl From<&Result<CallOutput, CallError>> for ToolResult {
+    fn from(result: &Result<CallOutput, CallError>) -> Self {
+        match result {
+            Ok(out) => Self {
+                output: out.text.clone(),
+                success: true,
+                error_message: None,
+            },
+            Err(err) => Self {
+                output: String::new(),
+                success: false,
+                error_message: Some(err.to_string()),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_read_as_error_lines() {
+        let err: Result<CallOutput, CallError> = Err(CallError::StackOverflow { tool: "t".into() });
+        let result = ToolResult::from(&err);
+        assert!(!result.success);
+        assert!(result.llm_text().starts_with("Error: tool `t` overflowed"));
+    }
+}

@@ -1,0 +1,301 @@
+//! The [`Catalog`]: one loaded state of the plugin directory (resolved tools,
+//! load errors, the plugins behind them), and how a new one is built from the
+//! directory and the previous one.
+//!
+//! A host serves one catalog at a time and replaces it whole on reload
+//! ([`Host::reload`](crate::Host::reload)): each call takes the current catalog
+//! when it starts and finishes on it, so a reload never changes a call in
+//! flight. Building a catalog happens off the serving path; unchanged plugins
+//! (same bytes, same policy text) are reused without compiling or describing
+//! them again, and a plugin whose new file or policy fails to load or to
+//! resolve keeps its previous version.
+//!
+//! Duplicate names: at startup the first file in file-name order keeps a
+//! name. On reload, plugins served unchanged come first, so a new or changed
+//! plugin that claims a name a working plugin serves is the one refused (a
+//! changed one keeps serving its previous version).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::compose::pipeline;
+use crate::compose::plan::{PLAN_TOOL, Plan};
+use crate::depgraph::ToolGraph;
+use crate::error::{HostError, LoadError};
+use crate::loader::{self, Described, LoadContext};
+use crate::registry::{Registry, Tool};
+use crate::resolver;
+use crate::spec::{ToolMetadata, ToolSpec};
+
+/// The tools a host serves at one moment.
+#[derive(Debug)]
+pub struct Catalog {
+    generation: u64,
+    pub(crate) registry: Registry,
+    load_errors: Vec<LoadError>,
+    plugins: BTreeMap<PathBuf, Described>,
+    graph: ToolGraph,
+}
+
+impl Catalog {
+    /// Starts at 1 and grows by one with every reload.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The `depends-on` graph of the tools (acyclic: a plugin that would
+    /// close a cycle does not load).
+    pub fn tool_graph(&self) -> &ToolGraph {
+        &self.graph
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.registry.tools()
+    }
+
+    /// Every tool's spec, sorted by name.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.registry.tools().map(|t| t.spec())
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.registry.get(name)
+    }
+
+    /// The version of the plugin at `path` that serves at least one tool of
+    /// this catalog, if any.
+    fn served_version(&self, path: &Path) -> Option<Described> {
+        let described = self.plugins.get(path)?;
+        self.registry
+            .tools()
+            .any(|t| t.plugin().is_some_and(|p| std::ptr::eq(p, &*described.0)))
+            .then(|| described.clone())
+    }
+
+    /// The files that failed to load, with reasons, sorted by path. A file
+    /// listed here may still be served in its previous version (see
+    /// [`ReloadReport::kept`]).
+    pub fn load_errors(&self) -> &[LoadError] {
+        &self.load_errors
+    }
+}
+
+/// What a reload changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// The new catalog's generation.
+    pub generation: u64,
+    /// Tool names served now and not before, sorted.
+    pub added: Vec<String>,
+    /// Tool names served before and not now, sorted.
+    pub removed: Vec<String>,
+    /// Tool names served before and now whose spec, plugin build or policy
+    /// changed, sorted.
+    pub updated: Vec<String>,
+    /// Plugin files whose new content failed to load and whose previous
+    /// version is still served.
+    pub kept: Vec<PathBuf>,
+    /// Every load error of the new catalog.
+    pub errors: Vec<LoadError>,
+}
+
+impl ReloadReport {
+    /// Whether the tool set a client sees (names, descriptions, schemas,
+    /// metadata) changed: when to send MCP's
+    /// `notifications/tools/list_changed`.
+    pub fn tools_changed(&self) -> bool {
+        !(self.added.is_empty() && self.removed.is_empty() && self.updated.is_empty())
+    }
+}
+
+/// Builds the next catalog from the plugin directory.
+///
+/// # Errors
+/// [`HostError::PluginDir`] when the directory cannot be listed.
+pub(crate) async fn load(
+    ctx: &LoadContext<'_>,
+    previous: Option<&Catalog>,
+) -> Result<(Catalog, Vec<PathBuf>), HostError> {
+    let started = Instant::now();
+    let files = match ctx.plugin_dir {
+        Some(dir) => loader::plugin_files(dir)?,
+        None => Vec::new(),
+    };
+    let empty = BTreeMap::new();
+    let before = previous.map_or(&empty, |c| &c.plugins);
+    let (mut described, mut load_errors) = loader::load_files(ctx, files.clone(), before).await;
+    // A file that is half-written or invalid never replaces a working version.
+    let served = |path: &Path| previous.and_then(|c| c.served_version(path));
+    let mut kept = Vec::new();
+    let mut kept_errors = Vec::new();
+    load_errors.retain(|err| match served(&err.path) {
+        Some(old) if files.contains(&err.path) => {
+            described.push(old);
+            kept.push(err.path.clone());
+            kept_errors.push(err.clone());
+            false
+        }
+        _ => true,
+    });
+    described.sort_by(|a, b| a.0.path().cmp(b.0.path()));
+
+    // Resolve. A new or changed plugin that fails here (a policy naming a
+    // tool it lacks, a name another plugin already serves) also falls back to
+    // the version being served, and plugins served unchanged come first, so a
+    // newcomer can never take a name away from a working tool.
+    let (mut registry, resolve_errors) = loop {
+        let mut ordered = described.clone();
+        ordered.sort_by_key(|d| !served(d.0.path()).is_some_and(|old| Arc::ptr_eq(&old.0, &d.0)));
+        let (registry, errors) =
+            resolver::resolve(ordered, previous.map(|c| &c.registry), &ctx.limits.switches);
+        let mut reverted = false;
+        for err in &errors {
+            let Some(old) = served(&err.path) else {
+                continue;
+            };
+            if let Some(slot) = described.iter_mut().find(|d| d.0.path() == err.path)
+                && !Arc::ptr_eq(&slot.0, &old.0)
+            {
+                *slot = old;
+                kept.push(err.path.clone());
+                kept_errors.push(err.clone());
+                reverted = true;
+            }
+        }
+        if !reverted {
+            break (registry, errors);
+        }
+    };
+    let plugins: BTreeMap<PathBuf, Described> = described
+        .iter()
+        .map(|d| (d.0.path().to_path_buf(), d.clone()))
+        .collect();
+    for err in &kept_errors {
+        let sha256 = plugins.get(&err.path).map_or("?", |d| d.0.sha256());
+        tracing::error!("{err}; still serving the version with sha256 {sha256}");
+    }
+    load_errors.extend(resolve_errors);
+    registry.add_builtin(plan_tool_spec());
+    if let Some(dir) = ctx.plugin_dir {
+        match pipeline::read(dir) {
+            Ok(pipelines) => {
+                let path = dir.join(pipeline::PIPELINES_FILE);
+                load_errors.extend(resolver::add_pipelines(
+                    &mut registry,
+                    &path,
+                    pipelines,
+                    &ctx.limits.caps,
+                ));
+            }
+            Err(err) => load_errors.push(err),
+        }
+    }
+    let graph = reject_cycles(&mut registry, &mut load_errors);
+    for err in &load_errors {
+        tracing::error!("plugin not loaded: {err}");
+    }
+    load_errors.extend(kept_errors);
+    load_errors.sort_by(|a, b| a.path.cmp(&b.path));
+    kept.sort();
+    let generation = previous.map_or(1, |c| c.generation + 1);
+    tracing::info!(
+        generation,
+        tools = registry.tools().count(),
+        failed = load_errors.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "plugins loaded"
+    );
+    for tool in registry.tools() {
+        tracing::trace!(
+            spec = %serde_json::to_string(tool.spec()).unwrap_or_default(),
+            "tool spec"
+        );
+    }
+    Ok((
+        Catalog {
+            generation,
+            registry,
+            load_errors,
+            plugins,
+            graph,
+        },
+        kept,
+    ))
+}
+
+/// Compares two catalogs tool by tool.
+pub(crate) fn diff(old: &Catalog, new: &Catalog, kept: Vec<PathBuf>) -> ReloadReport {
+    let mut report = ReloadReport {
+        generation: new.generation,
+        kept,
+        errors: new.load_errors.clone(),
+        ..ReloadReport::default()
+    };
+    for tool in new.tools() {
+        match old.tool(&tool.spec().name) {
+            None => report.added.push(tool.spec().name.clone()),
+            Some(before) => {
+                let build = |t: &Tool| {
+                    t.plugin()
+                        .map(|p| (p.sha256().to_string(), p.policy().clone()))
+                };
+                if before.spec() != tool.spec() || build(before) != build(tool) {
+                    report.updated.push(tool.spec().name.clone());
+                }
+            }
+        }
+    }
+    for tool in old.tools() {
+        if new.tool(&tool.spec().name).is_none() {
+            report.removed.push(tool.spec().name.clone());
+        }
+    }
+    report
+}
+
+/// Refuses dependency cycles: while the tools' `depends-on` graph has one,
+/// the plugin (last in file order) with a tool in it fails to load. Returns
+/// the acyclic graph.
+fn reject_cycles(registry: &mut Registry, errors: &mut Vec<LoadError>) -> ToolGraph {
+    loop {
+        let graph = ToolGraph::from_specs(registry.tools().map(|t| t.spec()));
+        let Some(cycle) = graph.cycles().into_iter().next() else {
+            for (tool, dependency) in graph.missing() {
+                tracing::warn!(tool, dependency, "depends on a tool that is not loaded");
+            }
+            return graph;
+        };
+        let culprit = cycle
+            .iter()
+            .filter_map(|name| registry.get(name))
+            .filter_map(|tool| tool.plugin().map(|p| p.path().to_path_buf()))
+            .max();
+        let Some(path) = culprit else {
+            return graph;
+        };
+        registry.remove_plugin(&path);
+        errors.push(LoadError {
+            path,
+            reason: crate::error::LoadErrorReason::DependencyCycle { cycle },
+        });
+    }
+}
+
+/// The built-in `execute_tool_plan` spec.
+fn plan_tool_spec() -> ToolSpec {
+    ToolSpec {
+        name: PLAN_TOOL.to_string(),
+        description: Plan::DESCRIPTION.to_string(),
+        parameters: Plan::schema(),
+        output_schema: None,
+        metadata: ToolMetadata {
+            keywords: vec!["plan".into(), "batch".into(), "parallel".into()],
+            version: env!("CARGO_PKG_VERSION").into(),
+            ..ToolMetadata::new("builtin")
+        },
+    }
+}

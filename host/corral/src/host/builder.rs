@@ -1,0 +1,391 @@
+//! [`HostBuilder`]: every knob of a [`Host`], with its default, and the
+//! one-time work of building one (engine, linker, first catalog, the
+//! dispatch service and its layers).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tower::util::BoxCloneSyncService;
+
+use super::{Host, HostInner};
+use crate::approval::gate::Gatekeeper;
+use crate::approval::standing::StandingApprovals;
+use crate::approval::{self, Reviewer};
+use crate::audit::AuditLog;
+use crate::cache::ComponentCache;
+use crate::call::CallContext;
+use crate::caps::DescribeCaps;
+use crate::catalog;
+use crate::compose::plan::PlanLimits;
+use crate::context::{ContextConfig, ContextPolicy};
+use crate::engine::Engine;
+use crate::error::HostError;
+use crate::limits::{Limits, PoolConfig};
+use crate::loader::{LoadContext, LoadLimits};
+use crate::resilience::ResilienceSwitches;
+use crate::sandbox;
+use crate::sandbox::http::{Resolver, SystemResolver};
+use crate::stages::{CallEnv, DispatchService, PluginDispatch};
+
+/// Wraps the dispatch service in one layer.
+type LayerFn = Arc<dyn Fn(DispatchService) -> DispatchService + Send + Sync>;
+
+/// Configures and builds a [`Host`].
+///
+/// Defaults: no plugin directory (no tools), [`Limits::default`] for calls,
+/// [`Limits::describe_default`] (a 2 000 ms deadline) for `describe` and
+/// [`DescribeCaps::default`] for what it declares, [`Limits::DEFAULT_MAX`] as
+/// the ceiling of plugin policies,
+/// [`PoolConfig::default`], [`PlanLimits::default`], the
+/// per-user component cache ([`ComponentCache::user_default`]); for approval
+/// gates no reviewer (a gated call fails with a configuration error), standing
+/// approvals in memory only, no audit log, a review timeout of
+/// [`DEFAULT_REVIEW_TIMEOUT`](crate::approval::DEFAULT_REVIEW_TIMEOUT) and no
+/// tools marked as requiring approval beyond their specs; for context no
+/// host-level pairs and, for every plugin, [`ContextPolicy::default`] (no key
+/// crosses); no dispatch layers.
+#[derive(Clone)]
+pub struct HostBuilder {
+    plugin_dir: Option<PathBuf>,
+    limits: Limits,
+    pool: PoolConfig,
+    cache: ComponentCache,
+    describe_limits: Limits,
+    describe_caps: DescribeCaps,
+    switches: ResilienceSwitches,
+    plan_limits: PlanLimits,
+    max_limits: Option<Limits>,
+    gate: Gatekeeper,
+    required: BTreeSet<String>,
+    context: ContextConfig,
+    layers: Vec<LayerFn>,
+    resolver: Arc<dyn Resolver>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("plugin_dir", &self.plugin_dir)
+            .field("limits", &self.limits)
+            .field("pool", &self.pool)
+            .field("layers", &self.layers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for HostBuilder {
+    fn default() -> Self {
+        Self {
+            plugin_dir: None,
+            limits: Limits::default(),
+            pool: PoolConfig::default(),
+            cache: ComponentCache::user_default(),
+            describe_limits: Limits::describe_default(),
+            describe_caps: DescribeCaps::default(),
+            switches: ResilienceSwitches::default(),
+            plan_limits: PlanLimits::default(),
+            max_limits: None,
+            gate: Gatekeeper::default(),
+            required: BTreeSet::new(),
+            context: ContextConfig::default(),
+            layers: Vec::new(),
+            resolver: Arc::new(SystemResolver),
+        }
+    }
+}
+
+impl HostBuilder {
+    /// Loads every `*.wasm` directly inside `dir` (not recursive).
+    #[must_use]
+    pub fn plugin_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.plugin_dir = Some(dir.into());
+        self
+    }
+
+    /// The default limits of every call; a plugin's policy may change them
+    /// within [`HostBuilder::max_limits`] (see
+    /// [`limits::effective`](crate::limits::effective)).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Limits for each plugin's `describe` at load, independent of the call
+    /// limits so that a tight call budget never makes plugins disappear.
+    /// A plugin's policy may change the deadline (`[describe] timeout_ms`).
+    /// Default: [`Limits::describe_default`], a 2 000 ms deadline.
+    #[must_use]
+    pub fn describe_limits(mut self, limits: Limits) -> Self {
+        self.describe_limits = limits;
+        self
+    }
+
+    /// Caps on what each plugin's `describe` may declare (tools, description
+    /// and schema sizes, total output); a plugin's policy may change them for
+    /// that plugin (`[describe]`). Default: [`DescribeCaps::default`].
+    #[must_use]
+    pub fn describe_caps(mut self, caps: DescribeCaps) -> Self {
+        self.describe_caps = caps;
+        self
+    }
+
+    /// Sizing of the instance pool.
+    #[must_use]
+    pub fn pool(mut self, pool: PoolConfig) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// Where precompiled components are cached.
+    #[must_use]
+    pub fn cache(mut self, cache: ComponentCache) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The most a plugin's policy may raise each limit to. Default:
+    /// [`Limits::DEFAULT_MAX`] with the memory cap of the pool; never below
+    /// the call limits ([`HostBuilder::limits`]). A policy above it keeps its
+    /// plugin from loading.
+    #[must_use]
+    pub fn max_limits(mut self, limits: Limits) -> Self {
+        self.max_limits = Some(limits);
+        self
+    }
+
+    /// Limits of `execute_tool_plan` plans. Default: [`PlanLimits::default`].
+    #[must_use]
+    pub fn plan_limits(mut self, limits: PlanLimits) -> Self {
+        self.plan_limits = limits;
+        self
+    }
+
+    /// The reviewer that decides gated calls (both gates). Default: none, so a
+    /// gated call fails with
+    /// [`CallError::Configuration`](crate::CallError::Configuration).
+    #[must_use]
+    pub fn reviewer(mut self, reviewer: impl Reviewer + 'static) -> Self {
+        self.gate.reviewer = Some(Arc::new(reviewer));
+        self
+    }
+
+    /// Like [`HostBuilder::reviewer`], for a reviewer already shared.
+    #[must_use]
+    pub fn reviewer_arc(mut self, reviewer: Arc<dyn Reviewer>) -> Self {
+        self.gate.reviewer = Some(reviewer);
+        self
+    }
+
+    /// Where "always allow" decisions are kept. Default: in memory for the
+    /// life of the host ([`StandingApprovals::in_memory`]).
+    #[must_use]
+    pub fn standing_approvals(mut self, standing: StandingApprovals) -> Self {
+        self.gate.standing = Arc::new(standing);
+        self
+    }
+
+    /// Appends every gated call and decision to `log`. Default: no audit log.
+    #[must_use]
+    pub fn audit_log(mut self, log: AuditLog) -> Self {
+        self.gate.audit = Some(Arc::new(log));
+        self
+    }
+
+    /// How long a reviewer may take before the decision becomes deny.
+    /// Default: [`DEFAULT_REVIEW_TIMEOUT`](crate::approval::DEFAULT_REVIEW_TIMEOUT)
+    /// (120 000 ms).
+    #[must_use]
+    pub fn review_timeout(mut self, timeout: Duration) -> Self {
+        self.gate.timeout = timeout;
+        self
+    }
+
+    /// Marks `tool` as requiring approval, whatever its spec says (the
+    /// configuration side of the declared gate). A name that matches no tool
+    /// is logged at WARN when the host is built.
+    #[must_use]
+    pub fn require_approval(mut self, tool: impl Into<String>) -> Self {
+        self.required.insert(tool.into());
+        self
+    }
+
+    /// Process-level context, merged under every call's own context (the
+    /// call wins on conflict; see [`ContextPolicy`]).
+    #[must_use]
+    pub fn context(mut self, context: CallContext) -> Self {
+        self.context.host = context;
+        self
+    }
+
+    /// Which context keys reach the plugin named `plugin` (its file stem).
+    /// Wins over the plugin's policy file.
+    #[must_use]
+    pub fn context_policy(mut self, plugin: impl Into<String>, policy: ContextPolicy) -> Self {
+        self.context.plugins.insert(plugin.into(), policy);
+        self
+    }
+
+    /// The policy of plugins without their own. Default:
+    /// [`ContextPolicy::default`], no key crosses.
+    #[must_use]
+    pub fn default_context_policy(mut self, policy: ContextPolicy) -> Self {
+        self.context.default = policy;
+        self
+    }
+
+    /// Which resilience layers run at all (retry, circuit breaker, rate
+    /// limit, cache): a layer switched off here is off whatever plugins'
+    /// policies and hints say. Default: all on
+    /// ([`ResilienceSwitches::default`]).
+    #[must_use]
+    pub fn resilience(mut self, switches: ResilienceSwitches) -> Self {
+        self.switches = switches;
+        self
+    }
+
+    /// Resolves the host names of plugins' outbound HTTP requests. The host
+    /// checks every address it returns against the internal ranges before
+    /// connecting, so a resolver never widens what a policy allows. Default:
+    /// [`SystemResolver`], the operating system's.
+    #[must_use]
+    pub fn resolver(mut self, resolver: impl Resolver + 'static) -> Self {
+        self.resolver = Arc::new(resolver);
+        self
+    }
+
+    /// Wraps the dispatch of every plugin tool's execution in `layer` (a
+    /// [`tower::Layer`]): it sees each [`Invocation`](crate::Invocation) after
+    /// validation, effective limits and the declared gate, from every entry
+    /// point (direct calls, MCP, plan and pipeline steps). The first layer
+    /// added is the outermost. Default: none.
+    #[must_use]
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<DispatchService> + Send + Sync + 'static,
+        L::Service: tower::Service<
+                crate::Invocation,
+                Response = crate::CallOutput,
+                Error = crate::CallError,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<crate::Invocation>>::Future: Send + 'static,
+    {
+        self.layers.push(Arc::new(move |inner| {
+            BoxCloneSyncService::new(layer.layer(inner))
+        }));
+        self
+    }
+
+    /// Creates the engine, loads and resolves the plugins.
+    ///
+    /// A plugin that fails to load does not fail the build: it is reported by
+    /// [`Host::load_errors`] and logged at ERROR.
+    ///
+    /// # Errors
+    /// [`HostError::Limits`] for unusable limits, [`HostError::Engine`] when
+    /// wasmtime rejects the configuration, [`HostError::PluginDir`] when the
+    /// plugin directory cannot be listed.
+    pub async fn build(self) -> Result<Host, HostError> {
+        self.limits.validate(&self.pool)?;
+        self.describe_limits.validate(&self.pool)?;
+        let engine = Engine::new(self.pool).map_err(|e| HostError::Engine(format!("{e:#}")))?;
+        let linker =
+            Arc::new(sandbox::linker(&engine).map_err(|e| HostError::Engine(format!("{e:#}")))?);
+        let max = self
+            .max_limits
+            .unwrap_or(Limits::DEFAULT_MAX.with_memory_bytes(self.pool.max_memory_bytes));
+        let load_limits = LoadLimits {
+            describe: self.describe_limits,
+            caps: self.describe_caps,
+            switches: self.switches,
+            max: Limits {
+                fuel: max.fuel.max(self.limits.fuel),
+                timeout_ms: max.timeout_ms.max(self.limits.timeout_ms),
+                memory_bytes: max.memory_bytes.min(self.pool.max_memory_bytes),
+                output_bytes: max.output_bytes.max(self.limits.output_bytes),
+                ..max
+            },
+        };
+        let permits = Arc::new(tokio::sync::Semaphore::new(
+            self.pool.max_concurrent_instances as usize,
+        ));
+        let (catalog, _) = catalog::load(
+            &LoadContext {
+                engine: &engine,
+                linker: &linker,
+                cache: &self.cache,
+                plugin_dir: self.plugin_dir.as_deref(),
+                limits: load_limits,
+                permits: &permits,
+            },
+            None,
+        )
+        .await?;
+        for name in &self.required {
+            if catalog.tool(name).is_none() {
+                tracing::warn!(
+                    tool = name,
+                    "marked as requiring approval, but no loaded tool has this name"
+                );
+            }
+        }
+        if self.gate.reviewer.is_none() {
+            let gated: Vec<&str> = catalog
+                .specs()
+                .filter(|spec| approval::requires_approval(spec, &self.required))
+                .map(|spec| spec.name.as_str())
+                .collect();
+            if !gated.is_empty() {
+                tracing::warn!(
+                    "tools requiring approval with no reviewer configured (their calls will \
+                     fail until one is): {}",
+                    gated.join(", ")
+                );
+            }
+        }
+        let gate = Arc::new(self.gate);
+        // The sandbox, inside the resilience layers, inside the embedder's.
+        let mut dispatch: DispatchService = crate::resilience::wrap(
+            BoxCloneSyncService::new(PluginDispatch::new(
+                engine.clone(),
+                gate.clone(),
+                permits.clone(),
+                self.resolver.clone(),
+            )),
+            gate.audit.clone(),
+        );
+        for layer in self.layers.iter().rev() {
+            dispatch = layer(dispatch);
+        }
+        let (changes, _) = watch::channel(catalog.generation());
+        Ok(Host {
+            inner: Arc::new(HostInner {
+                env: CallEnv {
+                    limits: self.limits,
+                    pool: self.pool,
+                    plan_limits: self.plan_limits,
+                    gate,
+                    required: self.required,
+                    context: self.context,
+                    dispatch,
+                },
+                engine,
+                linker,
+                cache: self.cache,
+                plugin_dir: self.plugin_dir,
+                load_limits,
+                permits,
+                catalog: RwLock::new(Arc::new(catalog)),
+                reloading: tokio::sync::Mutex::new(()),
+                changes,
+                health: Default::default(),
+            }),
+        })
+    }
+}

@@ -1,0 +1,400 @@
+//! [`Host`]: the embeddable entry point. It serves one [`Catalog`] at a time
+//! (swapped whole on reload), lists the resolved tools, and runs every call
+//! through the call pipeline ([`crate::stages`]), recording each one.
+
+mod builder;
+
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::watch;
+use wasmtime::component::Linker;
+
+pub use builder::HostBuilder;
+
+use crate::approval;
+use crate::cache::ComponentCache;
+use crate::call::{CallOptions, CallOutput};
+use crate::catalog::{self, Catalog, ReloadReport};
+use crate::compose::plan::{self, PLAN_TOOL, Plan};
+use crate::compose::{CallFuture, Caller};
+use crate::context::ContextPolicy;
+use crate::engine::Engine;
+use crate::error::{CallError, HostError, LoadError};
+use crate::limits::Limits;
+use crate::loader::{LoadContext, LoadLimits};
+use crate::registry::Tool;
+use crate::sandbox::SandboxState;
+use crate::spec::ToolSpec;
+use crate::stages::{self, CallEnv, RawArguments};
+
+/// A loaded set of sandboxed tools.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use corral::{CallOptions, Host};
+/// let host = Host::builder().plugin_dir("plugins").build().await?;
+/// let out = host
+///     .call("word_count", r#"{"text": "one two"}"#, &CallOptions::default())
+///     .await?;
+/// assert_eq!(out.json.unwrap()["words"], 2);
+/// # Ok(()) }
+/// ```
+///
+/// `Host` is `Send + Sync` and cheap to clone (clones share everything); call
+/// it from many tasks at once. At most
+/// [`PoolConfig::max_concurrent_instances`](crate::PoolConfig::max_concurrent_instances)
+/// calls run at once; the rest wait for a slot.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<HostInner>,
+}
+
+struct HostInner {
+    env: CallEnv,
+    engine: Engine,
+    linker: Arc<Linker<SandboxState>>,
+    cache: ComponentCache,
+    plugin_dir: Option<std::path::PathBuf>,
+    load_limits: LoadLimits,
+    /// The instance pool's slots: calls and `describe` at load share them.
+    permits: Arc<tokio::sync::Semaphore>,
+    catalog: RwLock<Arc<Catalog>>,
+    /// Reloads run one at a time.
+    reloading: tokio::sync::Mutex<()>,
+    /// The generation of the catalog whenever the tool set changes.
+    changes: watch::Sender<u64>,
+    /// Every tool's recent calls.
+    health: crate::health::HealthRegistry,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let catalog = self.catalog();
+        f.debug_struct("Host")
+            .field("plugin_dir", &self.inner.plugin_dir)
+            .field("tools", &catalog.tools().count())
+            .field("load_errors", &catalog.load_errors().len())
+            .field("limits", &self.inner.env.limits)
+            .finish()
+    }
+}
+
+impl Host {
+    /// A builder with every default (see [`HostBuilder`]).
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// The catalog being served now. Hold on to it to see one consistent
+    /// state across several lookups; a reload does not change it.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.inner
+            .catalog
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Every tool, sorted by name (from the current catalog).
+    pub fn tools(&self) -> Vec<Arc<Tool>> {
+        self.catalog().tools().cloned().collect()
+    }
+
+    /// Every tool's spec, sorted by name (from the current catalog).
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.catalog().specs().cloned().collect()
+    }
+
+    /// The tool called `name` in the current catalog.
+    pub fn tool(&self, name: &str) -> Option<Arc<Tool>> {
+        self.catalog().tool(name).cloned()
+    }
+
+    /// The files that failed to load, with reasons, sorted by path.
+    pub fn load_errors(&self) -> Vec<LoadError> {
+        self.catalog().load_errors().to_vec()
+    }
+
+    /// Reloads the plugin directory: new and changed plugins (and policies)
+    /// are compiled and described off the serving path, then the whole
+    /// catalog is swapped in at once. Calls in flight finish on the catalog
+    /// they started with. A plugin whose new file fails to load keeps serving
+    /// its previous version. When the tool set changed, subscribers
+    /// ([`Host::subscribe`]) are told the new generation.
+    ///
+    /// # Errors
+    /// [`HostError::PluginDir`] when the directory cannot be listed; the
+    /// current catalog stays in service.
+    pub async fn reload(&self) -> Result<ReloadReport, HostError> {
+        let _one_at_a_time = self.inner.reloading.lock().await;
+        let previous = self.catalog();
+        let (next, kept) = catalog::load(
+            &LoadContext {
+                engine: &self.inner.engine,
+                linker: &self.inner.linker,
+                cache: &self.inner.cache,
+                plugin_dir: self.inner.plugin_dir.as_deref(),
+                limits: self.inner.load_limits,
+                permits: &self.inner.permits,
+            },
+            Some(&previous),
+        )
+        .await?;
+        let report = catalog::diff(&previous, &next, kept);
+        *self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(next);
+        if report.tools_changed() {
+            tracing::info!(
+                generation = report.generation,
+                added = ?report.added,
+                removed = ?report.removed,
+                updated = ?report.updated,
+                "tool set changed"
+            );
+            self.inner.changes.send_replace(report.generation);
+        }
+        Ok(report)
+    }
+
+    /// A receiver that sees the catalog generation each time the tool set
+    /// changes (tools added, removed or updated), e.g. to send MCP's
+    /// `notifications/tools/list_changed`.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Watches the plugin directory and reloads ([`Host::reload`]) when a
+    /// plugin, a policy or `pipelines.json` changes, until the returned
+    /// [`Watcher`](crate::Watcher) is dropped. Call it inside a tokio
+    /// runtime.
+    ///
+    /// # Errors
+    /// [`HostError::Watch`] without a plugin directory or when it cannot be
+    /// watched.
+    pub fn watch(&self) -> Result<crate::watch::Watcher, HostError> {
+        let dir = self
+            .plugin_dir()
+            .ok_or_else(|| HostError::Watch("the host has no plugin directory to watch".into()))?
+            .to_path_buf();
+        let host = self.clone();
+        crate::watch::start(dir, move || {
+            let host = host.clone();
+            async move {
+                match host.reload().await {
+                    Ok(report) => tracing::debug!(generation = report.generation, "reloaded"),
+                    Err(err) => {
+                        tracing::error!("reload failed, still serving the last catalog: {err}");
+                    }
+                }
+            }
+        })
+    }
+
+    /// The plugin directory, if the host has one.
+    pub fn plugin_dir(&self) -> Option<&Path> {
+        self.inner.plugin_dir.as_deref()
+    }
+
+    /// The default limits of every call (before each plugin's policy).
+    pub fn limits(&self) -> &Limits {
+        &self.inner.env.limits
+    }
+
+    /// The limits calls of `tool` run under before any per-call override:
+    /// the host's defaults with its plugin's policy applied
+    /// ([`limits::effective`](crate::limits::effective)). `None` for an
+    /// unknown tool, a pipeline or a built-in, whose steps each have their
+    /// own.
+    pub fn tool_limits(&self, tool: &str) -> Option<Limits> {
+        let tool = self.tool(tool)?;
+        let plugin = tool.plugin()?;
+        Some(crate::limits::effective(
+            &self.inner.env.limits,
+            &plugin.policy().limits,
+            None,
+        ))
+    }
+
+    /// Whether calls of `tool` pass the declared approval gate
+    /// ([`approval::requires_approval`], the one rule).
+    pub fn requires_approval(&self, tool: &str) -> bool {
+        self.tool(tool)
+            .is_some_and(|t| approval::requires_approval(t.spec(), &self.inner.env.required))
+    }
+
+    /// The context policy of the plugin named `plugin`: the host
+    /// configuration's ([`HostBuilder::context_policy`]) if set, else the
+    /// plugin's policy file's `[context]`, else the host default.
+    pub fn context_policy(&self, plugin: &str) -> ContextPolicy {
+        let catalog = self.catalog();
+        let from_file = catalog
+            .tools()
+            .filter_map(|t| t.plugin())
+            .find(|p| p.name() == plugin)
+            .and_then(|p| p.policy().context.as_ref());
+        self.inner.env.context.policy_for(plugin, from_file).clone()
+    }
+
+    /// Calls `name` with `arguments` (JSON text of an object).
+    ///
+    /// Every call takes the same stages (`ARCHITECTURE.md` lists them): look up the
+    /// tool, parse and validate the arguments against its schema (no guest
+    /// code runs for invalid arguments), compute its limits, pass the
+    /// approval gate, wait for a pool slot (and, for tools that are not
+    /// parallelizable, for the tool's previous call), run in a fresh sandbox
+    /// under every limit, classify the outcome and check the output size,
+    /// then log and count it.
+    ///
+    /// # Errors
+    /// One [`CallError`] class per way a call can fail; see its variants.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: &str,
+        options: &CallOptions,
+    ) -> Result<CallOutput, CallError> {
+        self.call_raw(name, RawArguments::Text(Arc::from(arguments)), options)
+            .await
+    }
+
+    /// Like [`Host::call`], with arguments already parsed (MCP, plan and
+    /// pipeline steps): they are validated as they are, never re-parsed.
+    ///
+    /// # Errors
+    /// As [`Host::call`].
+    pub async fn call_value(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &CallOptions,
+    ) -> Result<CallOutput, CallError> {
+        let text = Arc::from(arguments.to_string());
+        self.call_raw(name, RawArguments::Parsed(arguments, text), options)
+            .await
+    }
+
+    async fn call_raw(
+        &self,
+        name: &str,
+        arguments: RawArguments,
+        options: &CallOptions,
+    ) -> Result<CallOutput, CallError> {
+        let started = Instant::now();
+        let input = match &arguments {
+            RawArguments::Text(text) | RawArguments::Parsed(_, text) => text.clone(),
+        };
+        let catalog = self.catalog();
+        let tool = catalog.tool(name).cloned();
+        let result = stages::run(
+            &self.inner.env,
+            catalog,
+            self,
+            name,
+            arguments,
+            options,
+            started,
+        )
+        .await;
+        stages::record(name, &input, &result, started);
+        if let Some(tool) = tool {
+            // The tool's health counts its own failures and real runs only.
+            let ok = match &result {
+                Ok(out) => (!out.cache_hit).then_some(true),
+                Err(err) => crate::resilience::is_tool_failure(err).then_some(false),
+            };
+            if let Some(ok) = ok {
+                let thresholds = &tool.resilience().health;
+                self.inner
+                    .health
+                    .record(name, thresholds, ok, started.elapsed());
+            }
+        }
+        result
+    }
+
+    /// The tool manifest (reference 003): every tool with its spec,
+    /// metadata, resilience, security, dependencies, provider, limits and
+    /// grants, as JSON valid against [`MANIFEST_SCHEMA`](crate::MANIFEST_SCHEMA).
+    pub fn manifest(&self) -> Value {
+        let catalog = self.catalog();
+        crate::manifest::build(&catalog, &self.inner.env.limits, |tool| {
+            approval::requires_approval(tool.spec(), &self.inner.env.required)
+        })
+    }
+
+    /// The `depends-on` graph of the current catalog's tools.
+    pub fn tool_graph(&self) -> crate::depgraph::ToolGraph {
+        self.catalog().tool_graph().clone()
+    }
+
+    /// Every tool's health (see [`HealthReport`](crate::HealthReport)), from
+    /// its recent calls in this process.
+    pub fn health(&self) -> crate::health::HealthReport {
+        let catalog = self.catalog();
+        self.inner.health.report(
+            catalog
+                .tools()
+                .map(|t| (t.spec().name.as_str(), &t.resilience().health)),
+        )
+    }
+
+    /// The health of one tool, `None` for an unknown tool.
+    pub fn health_of(&self, tool: &str) -> Option<crate::health::ToolHealth> {
+        let tool = self.tool(tool)?;
+        let report = self.inner.health.report(std::iter::once((
+            tool.spec().name.as_str(),
+            &tool.resilience().health,
+        )));
+        report.tools.into_iter().next()
+    }
+
+    /// A receiver that changes whenever a tool goes `DOWN` or recovers from
+    /// it, e.g. to send MCP's `notifications/tools/list_changed` (a `DOWN`
+    /// tool's description gains a note).
+    pub fn subscribe_health(&self) -> watch::Receiver<u64> {
+        self.inner.health.subscribe()
+    }
+
+    /// Validates plan JSON text against the plan rules and the loaded tools.
+    ///
+    /// # Errors
+    /// [`PlanError`](crate::PlanError) as [`CallError::InvalidArguments`]
+    /// naming each problem.
+    pub fn validate_plan(&self, plan: &str) -> Result<Plan, CallError> {
+        let catalog = self.catalog();
+        Plan::parse(plan, &self.inner.env.plan_limits, |t| {
+            catalog.tool(t).is_some()
+        })
+        .map_err(|err| CallError::InvalidArguments {
+            tool: PLAN_TOOL.to_string(),
+            problems: err.problems,
+            code: None,
+        })
+    }
+
+    /// Runs a validated plan, each step a whole call through this host (see
+    /// [`PlanResult`](crate::PlanResult) for the result).
+    pub async fn run_plan(&self, plan: &Plan, options: &CallOptions) -> plan::PlanResult {
+        let caller: Arc<dyn Caller> = Arc::new(self.clone());
+        plan::execute::run(caller, plan, &self.inner.env.plan_limits, options).await
+    }
+}
+
+/// Plans and pipelines call their steps through the host: each step takes
+/// the whole call path, [`Host::call_value`].
+impl Caller for Host {
+    fn call_value<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+        options: &'a CallOptions,
+    ) -> CallFuture<'a> {
+        Box::pin(Host::call_value(self, tool, arguments, options))
+    }
+}

@@ -1,0 +1,111 @@
+//! corral: a WebAssembly plugin host that runs untrusted LLM tools in a sandbox.
+//!
+//! A tool is a WebAssembly component targeting the `corral:tool/plugin` world
+//! (`wit/corral-tool.wit`). corral loads a directory of them, validates and names
+//! their tools, and runs each call in a fresh, deny-by-default sandbox with fuel,
+//! an epoch deadline and a memory cap.
+//!
+//! Everything an embedder needs is re-exported here; the modules are private
+//! (as in wasmtime), so the API is this page. `ARCHITECTURE.md` in the
+//! repository maps the modules for contributors. In short: the loader
+//! compiles and describes plugins, the resolver names their tools, a
+//! [`Catalog`] holds one loaded state, and every call goes through the same
+//! stages (resolve, validate, effective limits, gate, dispatch, classify,
+//! record), whether it comes from [`Host::call`], an MCP server, a plan step
+//! or a pipeline step.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let host = corral::Host::builder().plugin_dir("plugins").build().await?;
+//! for spec in host.specs() {
+//!     println!("{}: {}", spec.name, spec.description);
+//! }
+//! let out = host
+//!     .call("sha256", r#"{"text": "abc"}"#, &corral::CallOptions::default())
+//!     .await?;
+//! println!("{}", out.text);
+//! # Ok(()) }
+//! ```
+
+mod approval;
+mod audit;
+mod bindings;
+mod cache;
+mod call;
+mod caps;
+mod catalog;
+mod compose;
+mod context;
+mod depgraph;
+mod engine;
+mod error;
+mod health;
+mod host;
+mod limits;
+mod loader;
+mod manifest;
+mod names;
+mod policy;
+mod registry;
+mod resilience;
+mod resolver;
+mod sandbox;
+mod schema;
+mod spec;
+mod stages;
+mod text;
+mod watch;
+
+pub use approval::console::ConsoleReviewer;
+pub use approval::rules::{RULES_VERSION, RulesError, RulesReviewer};
+pub use approval::standing::{StandingApprovals, StandingError};
+pub use approval::{
+    ApprovalDecision, AutoApprove, DEFAULT_REVIEW_TIMEOUT, DenyAll, Gate, ReviewError,
+    ReviewFuture, ReviewRequest, Reviewer, requires_approval,
+};
+pub use audit::{AuditError, AuditLog, AuditRecord, CallRecord, mask as mask_fields};
+pub use cache::{CacheOutcome, ComponentCache};
+pub use call::{CallContext, CallOptions, CallOutput, ProgressSink, ToolResult};
+pub use caps::{DescribeCaps, DescribeOverrides};
+pub use catalog::{Catalog, ReloadReport};
+pub use compose::pipeline::{ErrorStrategy, PIPELINES_FILE, Pipeline, PipelineStep};
+pub use compose::plan::execute::{PlanResult, StepResult, StepStatus};
+pub use compose::plan::graph::Graph as PlanGraph;
+pub use compose::plan::{Plan, PlanError, PlanLimits, Step};
+pub use compose::{CallFuture, Caller};
+pub use context::ContextPolicy;
+pub use depgraph::ToolGraph;
+pub use engine::{EPOCH_TICK, Engine};
+pub use error::{CallError, HostError, LoadError, LoadErrorReason};
+pub use health::{HealthReport, HealthStatus, ToolHealth};
+pub use host::{Host, HostBuilder};
+pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective as effective_limits};
+pub use loader::{Plugin, plugin_files};
+pub use manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
+pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, check_name};
+pub use policy::{
+    DirGrant, EnvGrant, HostPattern, POLICY_VERSION, Policy, PolicyError, policy_path,
+};
+pub use registry::Tool;
+pub use resilience::{
+    AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,
+    ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
+};
+pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};
+pub use sandbox::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, SLICE_TICKS};
+pub use spec::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata, ToolSpec};
+pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation};
+pub use watch::{DEBOUNCE, Watcher};
+
+/// The rules for untrusted text: which characters guest text may carry,
+/// and how it is shown on a terminal (see the module docs).
+pub mod untrusted_text {
+    pub use crate::text::{check, escape, escape_json, is_forbidden, truncate};
+}
+
+/// Internals the fuzz targets drive directly. Not part of the API: no
+/// stability promise.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::compose::plan::reference::{Output, Reference, find, substitute};
+}

@@ -1,0 +1,382 @@
+//! The loader: finds `*.wasm` files in the plugin directory, reads each one's
+//! policy ([`crate::policy`]), checks its integrity pin, compiles them in
+//! parallel (through the [`ComponentCache`]), links them against the sandbox's
+//! imports into an `InstancePre`, and runs each plugin's `describe` once inside
+//! the sandbox: concurrently (so N slow plugins cost about one `describe`
+//! deadline), each holding a slot of the same instance pool as calls (so a
+//! reload under full load waits for a slot instead of exceeding the pool),
+//! under the plugin's describe limits, then checks the output against the
+//! [`DescribeCaps`]. A file that fails any step becomes a [`LoadError`] naming
+//! the file and the reason; the others load regardless. On a reload, a plugin
+//! whose bytes and policy text are unchanged is reused as it is.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+use wasmtime::component::Linker;
+
+use crate::cache::{CacheOutcome, ComponentCache};
+use crate::caps::DescribeCaps;
+use crate::engine::Engine;
+use crate::error::{HostError, LoadError, LoadErrorReason};
+use crate::limits::Limits;
+use crate::policy::{Policy, policy_path};
+use crate::sandbox::grants::Grants;
+use crate::sandbox::{self, Op, OpResult, PluginPre, RunSetup, SandboxState};
+use crate::spec::RawSpec;
+
+/// A loaded plugin: one component file, compiled and linked, ready to
+/// instantiate once per call, with its policy.
+pub struct Plugin {
+    path: PathBuf,
+    name: Arc<str>,
+    sha256: String,
+    pre: PluginPre,
+    policy: Arc<Policy>,
+    /// The policy file's text, to notice changes on reload.
+    policy_source: Option<String>,
+    grants: Grants,
+    /// The caps its `describe` output and specs are held to.
+    caps: DescribeCaps,
+    /// The limits its `describe` runs under.
+    describe_limits: Limits,
+}
+
+/// A plugin and the specs its `describe` returned.
+pub(crate) type Described = (Arc<Plugin>, Vec<RawSpec>);
+
+/// The limits the loader needs: for `describe` (before a policy's
+/// `[describe]`), the caps on what it declares, and the maximums a policy may
+/// not exceed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoadLimits {
+    pub describe: Limits,
+    pub caps: DescribeCaps,
+    pub max: Limits,
+    /// Which resilience layers the host runs.
+    pub switches: crate::resilience::config::ResilienceSwitches,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("path", &self.path)
+            .field("sha256", &self.sha256)
+            .finish()
+    }
+}
+
+impl Plugin {
+    /// The component file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file stem, e.g. `text` for `text.wasm`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn name_arc(&self) -> Arc<str> {
+        self.name.clone()
+    }
+
+    /// The contract version the component targets: `0.2.0` or `0.1.0`.
+    pub fn wit_version(&self) -> &'static str {
+        self.pre.wit_version()
+    }
+
+    /// Lowercase hex sha256 of the component bytes.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    pub(crate) fn pre(&self) -> &PluginPre {
+        &self.pre
+    }
+
+    /// The plugin's policy ([`Policy::none`] without a policy file).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub(crate) fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
+    /// The caps its specs are held to: the host's, with its policy's
+    /// `[describe]` applied.
+    pub fn describe_caps(&self) -> &DescribeCaps {
+        &self.caps
+    }
+}
+
+/// What a compile task produced.
+enum Compiled {
+    /// Bytes and policy unchanged since the previous load.
+    Reused(Described),
+    Fresh(Box<Plugin>),
+}
+
+/// The `*.wasm` files directly inside `dir`, sorted by file name.
+///
+/// # Errors
+/// [`HostError::PluginDir`] when the directory cannot be listed.
+pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, HostError> {
+    let io_err = |source| HostError::PluginDir {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+        let path = entry.map_err(io_err)?.path();
+        if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+const WASM_MAGIC: &[u8; 4] = b"\0asm";
+const CORE_VERSION: [u8; 4] = [1, 0, 0, 0];
+
+/// Reads the policy, reads and checks the bytes, and compiles and links one
+/// file, unless `previous` holds the same bytes under the same policy. Runs on
+/// a blocking thread.
+fn compile_one(
+    engine: &Engine,
+    linker: &Linker<SandboxState>,
+    cache: &ComponentCache,
+    path: &Path,
+    limits: &LoadLimits,
+    previous: Option<&Described>,
+) -> Result<Compiled, LoadErrorReason> {
+    let policy_file = policy_path(path);
+    let policy_source = match std::fs::read_to_string(&policy_file) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(LoadErrorReason::Policy(format!(
+                "cannot read {}: {err}",
+                policy_file.display()
+            )));
+        }
+    };
+    let bytes = std::fs::read(path).map_err(|e| LoadErrorReason::Io(e.to_string()))?;
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    if let Some((plugin, specs)) = previous
+        && plugin.sha256 == sha256
+        && plugin.policy_source == policy_source
+    {
+        return Ok(Compiled::Reused((plugin.clone(), specs.clone())));
+    }
+    let policy = match &policy_source {
+        None => Policy::none(),
+        Some(text) => Policy::parse(text, &policy_file)
+            .map_err(|err| LoadErrorReason::Policy(err.to_string()))?,
+    };
+    if let Some(expected) = &policy.sha256
+        && *expected != sha256
+    {
+        return Err(LoadErrorReason::IntegrityMismatch {
+            expected: expected.clone(),
+            actual: sha256,
+            policy: policy_file,
+        });
+    }
+    let describe_timeout = policy
+        .describe
+        .timeout_ms
+        .map(|ms| ("describe.timeout_ms", ms));
+    let over = policy
+        .limits
+        .above(&limits.max)
+        .map(|(knob, value, max)| (format!("limits.{knob}"), value, max))
+        .or_else(|| {
+            describe_timeout
+                .filter(|(_, ms)| *ms > limits.max.timeout_ms)
+                .map(|(knob, ms)| (knob.to_string(), ms, limits.max.timeout_ms))
+        });
+    if let Some((knob, value, max)) = over {
+        return Err(LoadErrorReason::Policy(format!(
+            "{}: {knob} = {value} exceeds the host's maximum of {max}; lower it, \
+             or raise the host's maximum limits",
+            policy_file.display()
+        )));
+    }
+    if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
+        return Err(LoadErrorReason::NotWasm);
+    }
+    if bytes[4..8] == CORE_VERSION {
+        return Err(LoadErrorReason::CoreModule);
+    }
+    let started = Instant::now();
+    let (component, outcome) = cache
+        .load_or_compile(engine, &bytes, &sha256)
+        .map_err(|e| {
+            let cause = format!("{:#}", e.root_cause());
+            if cause.contains("minimum byte size") {
+                LoadErrorReason::MemoryTooLarge(cause)
+            } else {
+                LoadErrorReason::InvalidComponent(cause)
+            }
+        })?;
+    tracing::debug!(
+        plugin = %path.display(),
+        cached = outcome == CacheOutcome::Hit,
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "component ready"
+    );
+    let instance_pre = linker
+        .instantiate_pre(&component)
+        .map_err(|e| LoadErrorReason::UnsatisfiedImports(format!("{e:#}")))?;
+    let pre = PluginPre::new(instance_pre)
+        .map_err(|e| LoadErrorReason::WrongWorld(format!("{:#}", e.root_cause())))?;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let grants = Grants::from_policy(&policy, &name);
+    let describe_limits = match policy.describe.timeout_ms {
+        Some(ms) => limits.describe.with_timeout_ms(ms),
+        None => limits.describe,
+    };
+    Ok(Compiled::Fresh(Box::new(Plugin {
+        caps: policy.describe.apply(limits.caps),
+        describe_limits,
+        path: path.to_path_buf(),
+        name: name.into(),
+        sha256,
+        pre,
+        policy: Arc::new(policy),
+        policy_source,
+        grants,
+    })))
+}
+
+/// What loading plugins needs from the host.
+pub(crate) struct LoadContext<'a> {
+    pub engine: &'a Engine,
+    pub linker: &'a Arc<Linker<SandboxState>>,
+    pub cache: &'a ComponentCache,
+    pub plugin_dir: Option<&'a Path>,
+    pub limits: LoadLimits,
+    /// The instance pool's slots, shared with calls.
+    pub permits: &'a Arc<Semaphore>,
+}
+
+/// Compiles every file in parallel (reusing what `previous` already holds
+/// unchanged), then describes every new plugin in the sandbox, concurrently,
+/// each under its describe limits and holding a pool slot. Returns the
+/// described plugins in file order, and the files that failed.
+pub(crate) async fn load_files(
+    ctx: &LoadContext<'_>,
+    files: Vec<PathBuf>,
+    previous: &std::collections::BTreeMap<PathBuf, Described>,
+) -> (Vec<Described>, Vec<LoadError>) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, path) in files.into_iter().enumerate() {
+        let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());
+        let limits = ctx.limits;
+        let previous = previous.get(&path).cloned();
+        tasks.spawn_blocking(move || {
+            let result = compile_one(&engine, &linker, &cache, &path, &limits, previous.as_ref());
+            (index, path, result)
+        });
+    }
+    let mut errors = Vec::new();
+    let mut described = Vec::new();
+    let mut describing = tokio::task::JoinSet::new();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((index, _, Ok(Compiled::Reused(done)))) => described.push((index, done)),
+            Ok((index, _, Ok(Compiled::Fresh(plugin)))) => {
+                let plugin: Arc<Plugin> = Arc::from(plugin);
+                let (engine, permits) = (ctx.engine.clone(), ctx.permits.clone());
+                describing.spawn(async move {
+                    let result = match permits.acquire_owned().await {
+                        Ok(_slot) => describe(&engine, &plugin).await,
+                        Err(_) => Err(LoadErrorReason::DescribeFailed(
+                            "the host is shutting down".into(),
+                        )),
+                    };
+                    (index, plugin, result)
+                });
+            }
+            Ok((_, path, Err(reason))) => errors.push(LoadError { path, reason }),
+            Err(join_err) => tracing::error!("a plugin compile task panicked: {join_err}"),
+        }
+    }
+    while let Some(joined) = describing.join_next().await {
+        match joined {
+            Ok((index, plugin, Ok(specs))) => described.push((index, (plugin, specs))),
+            Ok((_, plugin, Err(reason))) => errors.push(LoadError {
+                path: plugin.path.clone(),
+                reason,
+            }),
+            Err(join_err) => tracing::error!("a plugin describe task panicked: {join_err}"),
+        }
+    }
+    described.sort_by_key(|(index, _)| *index);
+    errors.sort_by(|a, b| a.path.cmp(&b.path));
+    (described.into_iter().map(|(_, d)| d).collect(), errors)
+}
+
+/// Runs `describe` once in a fresh sandbox under the plugin's describe
+/// limits, and checks its output against the plugin's caps.
+async fn describe(engine: &Engine, plugin: &Plugin) -> Result<Vec<RawSpec>, LoadErrorReason> {
+    let setup = RunSetup {
+        engine,
+        pre: &plugin.pre,
+        limits: &plugin.describe_limits,
+        plugin: plugin.name.clone(),
+        tool: Arc::from("describe"),
+        // `describe` runs with nothing granted, whatever the policy says.
+        grants: &Grants::none(),
+        // No approval hook: a `describe` that asks for approval gets a
+        // configuration error and exit-early.
+        approval: None,
+        // Nothing is granted, so no request gets as far as a lookup.
+        resolver: Arc::new(sandbox::http::SystemResolver),
+        progress: None,
+    };
+    let (result, report) = sandbox::run(setup, Op::Describe).await;
+    let specs = match result {
+        Ok(OpResult::Describe(specs)) => specs,
+        Ok(OpResult::Call(_)) => {
+            return Err(LoadErrorReason::DescribeFailed(
+                "the sandbox ran `call` for `describe`".into(),
+            ));
+        }
+        Err(failure) => {
+            let (stderr, _) = report.stderr;
+            if !stderr.is_empty() {
+                tracing::debug!(
+                    plugin = %plugin.path.display(),
+                    "describe stderr: {}",
+                    crate::text::escape(&stderr)
+                );
+            }
+            let failure = match failure {
+                sandbox::Failure::Timeout => format!(
+                    "exceeded its deadline of {} ms (raise `[describe] timeout_ms` in its policy \
+                     if it needs longer)",
+                    plugin.describe_limits.timeout_ms
+                ),
+                other => other.to_string(),
+            };
+            return Err(LoadErrorReason::DescribeFailed(failure));
+        }
+    };
+    let specs: Vec<RawSpec> = specs;
+    let bytes = specs.iter().map(RawSpec::text_bytes).sum();
+    plugin
+        .caps
+        .check_output(specs.len(), bytes)
+        .map_err(crate::caps::Over::into_reason)?;
+    Ok(specs)
+}

@@ -1,0 +1,127 @@
+//! What a policy grants, in words a reviewer can read (`corral describe` and
+//! `corral policy check` print it).
+
+use super::{EnvGrant, Policy};
+use crate::limits::{LimitOverrides, Limits};
+
+impl Policy {
+    /// What the plugin may reach, for machines (MCP's `_meta`, the
+    /// manifest): `{"files": [{"path": guest path, "writable"}],
+    /// "environment": [variable name], "http": [allowed destination],
+    /// "privateNetworks": bool}`. Host paths and environment values are left
+    /// out: a client learns what the tool can reach, not the host's layout
+    /// or secrets.
+    pub fn grants_summary(&self) -> serde_json::Value {
+        let files: Vec<serde_json::Value> = self
+            .filesystem
+            .iter()
+            .map(|d| serde_json::json!({"path": d.guest, "writable": d.writable}))
+            .collect();
+        let environment: Vec<&str> = self
+            .environment
+            .iter()
+            .map(|e| match e {
+                EnvGrant::Set { name, .. } | EnvGrant::Pass { name } => name.as_str(),
+            })
+            .collect();
+        let http: Vec<String> = self.http_allow.iter().map(ToString::to_string).collect();
+        serde_json::json!({
+            "files": files,
+            "environment": environment,
+            "http": http,
+            "privateNetworks": self.http_private,
+        })
+    }
+
+    /// What the plugin is granted, in words a reviewer can read: one line per
+    /// kind of grant, or one line saying it gets nothing beyond the defaults.
+    pub fn grants(&self, defaults: &Limits) -> Vec<String> {
+        let mut lines = Vec::new();
+        for dir in &self.filesystem {
+            lines.push(format!(
+                "files: {} {} (the guest sees it as {})",
+                if dir.writable {
+                    "read and write"
+                } else {
+                    "read only"
+                },
+                dir.host.display(),
+                dir.guest
+            ));
+        }
+        for env in &self.environment {
+            lines.push(match env {
+                EnvGrant::Set { name, value } => format!("environment: {name}={value}"),
+                EnvGrant::Pass { name } => {
+                    format!("environment: {name} passed through from the host")
+                }
+            });
+        }
+        if !self.http_allow.is_empty() {
+            let hosts: Vec<String> = self.http_allow.iter().map(ToString::to_string).collect();
+            lines.push(format!("outbound HTTP to: {}", hosts.join(", ")));
+            if self.http_private {
+                lines.push(
+                    "outbound HTTP may reach internal addresses (loopback, private, \
+                     link-local): allow_private_networks"
+                        .into(),
+                );
+            }
+        }
+        let d = &self.describe;
+        let caps: Vec<String> = [
+            ("timeout_ms", d.timeout_ms.map(|v| v as usize)),
+            ("max_tools", d.max_tools),
+            ("max_description_chars", d.max_description_chars),
+            ("max_schema_bytes", d.max_schema_bytes),
+            ("max_output_bytes", d.max_output_bytes),
+        ]
+        .into_iter()
+        .filter_map(|(knob, value)| value.map(|v| format!("{knob} = {v}")))
+        .collect();
+        if !caps.is_empty() {
+            lines.push(format!("describe: {}", caps.join(", ")));
+        }
+        let limits = self.limits.apply(*defaults);
+        if self.limits != LimitOverrides::default() {
+            lines.push(format!(
+                "limits: {} fuel units, {} ms, {} MiB memory, {} bytes of output per call",
+                limits.fuel,
+                limits.timeout_ms,
+                limits.memory_bytes >> 20,
+                limits.output_bytes
+            ));
+        }
+        if !self.require_approval.is_empty() {
+            let tools: Vec<&str> = self.require_approval.iter().map(String::as_str).collect();
+            lines.push(format!("approval required for: {}", tools.join(", ")));
+        }
+        if let Some(context) = &self.context {
+            lines.push(format!("context keys: {}", context.describe()));
+        }
+        if let Some(prefix) = &self.prefix {
+            lines.push(format!("tool names prefixed with `{prefix}`"));
+        }
+        for from in self.rename.keys() {
+            lines.push(format!(
+                "tool `{from}` shown as `{}`",
+                self.shown_name(from)
+            ));
+        }
+        for tool in self.notes.keys() {
+            lines.push(format!(
+                "tool `{tool}` has a note appended to its description"
+            ));
+        }
+        if let Some(sha) = &self.sha256 {
+            lines.push(format!("integrity: loads only if its sha256 is {sha}"));
+        }
+        if lines.is_empty() || (lines.len() == 1 && self.sha256.is_some()) {
+            lines.insert(
+                0,
+                "nothing beyond the defaults: no files, no environment, no network".into(),
+            );
+        }
+        lines
+    }
+}

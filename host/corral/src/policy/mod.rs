@@ -1,0 +1,488 @@
+//! Per-plugin capability policies: what one plugin is granted beyond the
+//! deny-all defaults, in a file a person can read and review.
+//!
+//! **Where.** One file per plugin, next to it: `notes.wasm` is governed by
+//! `notes.policy.toml` in the same directory. A plugin without a policy file
+//! gets nothing beyond the defaults (no files, no environment, no network, the
+//! host's limits, no context keys). A policy file that does not parse or
+//! validate keeps its plugin from loading, with the file, line and a fix.
+//!
+//! **Format** (version 1; every table optional; unknown keys are errors):
+//!
+//! ```toml
+//! version = 1
+//! sha256 = "5607a0d2…"          # integrity: refuse the plugin unless its sha256 is this
+//!
+//! [limits]                       # override the host's defaults, within its maximums
+//! fuel = 2_000_000_000           # fuel units
+//! timeout_ms = 20_000            # milliseconds
+//! memory_mib = 128               # MiB of linear memory
+//! output_bytes = 2_097_152       # bytes of result text
+//!
+//! [[filesystem]]                 # one table per preopened directory
+//! host = "notes-data"            # host directory, relative to this file; must exist
+//! guest = "/notes"               # where the guest sees it
+//! access = "read-write"          # or "read-only" (the default)
+//!
+//! [environment]
+//! set = { GREETING = "hello" }   # variables with explicit values
+//! pass = ["TZ"]                  # host variables passed through (skipped if unset)
+//!
+//! [http]                         # outbound HTTP through wasi:http; sockets stay off
+//! allow = ["https://api.example.com", "http://127.0.0.1:8080", "https://*.example.org"]
+//! allow_private_networks = false # a listed name that resolves to an internal address
+//!                                # (loopback, private, link-local...) is refused unless true
+//!
+//! [describe]                     # this plugin's describe deadline and caps
+//! timeout_ms = 2_000             # milliseconds (default: the host's, 2 000)
+//! max_tools = 128                # tools it may declare
+//! max_description_chars = 4_096  # characters per description
+//! max_schema_bytes = 65_536      # bytes per parameters schema
+//! max_output_bytes = 1_048_576   # bytes of everything describe returns
+//!
+//! [approval]
+//! require = ["notes_write"]      # these tools need a reviewer's decision
+//!
+//! [context]                      # which context keys reach this plugin
+//! allow = ["tenant"]             # or: deny = ["api_key"], or: pass_through = true
+//!
+//! [presentation]                 # how the tools are shown to models
+//! prefix = "acme_"               # prepended to every tool name
+//! rename = { notes_list = "list_notes" }
+//! notes = { notes_delete = "Only delete drafts the user named." }
+//! ```
+//!
+//! Tool names in `approval`, `rename` and `notes` are the names the plugin
+//! itself declares (before prefix and renames). A note is appended to the tool's
+//! description (reference 004's `withNote`). Limits above the host's maximums
+//! ([`HostBuilder::max_limits`](crate::HostBuilder::max_limits)) keep the plugin
+//! from loading.
+
+mod describe;
+mod raw;
+pub mod types;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use toml::Spanned;
+
+use crate::caps::DescribeOverrides;
+use crate::context::ContextPolicy;
+use crate::limits::LimitOverrides;
+use raw::{Access, RawPolicy};
+pub use types::HostPattern;
+
+/// The policy format version this host reads.
+pub const POLICY_VERSION: u32 = 1;
+
+/// The policy file name for the plugin at `wasm`: `<stem>.policy.toml` beside it.
+pub fn policy_path(wasm: &Path) -> PathBuf {
+    let stem = wasm
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    wasm.with_file_name(format!("{stem}.policy.toml"))
+}
+
+/// Why a policy file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// The file exists but cannot be read.
+    #[error("cannot read policy {}: {message}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        message: String,
+    },
+    /// The file does not parse or a value is invalid.
+    #[error("{}:{line}: {message}", .path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the offending value.
+        line: usize,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+/// A preopened directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DirGrant {
+    /// The host directory as written in the file.
+    pub host_as_written: String,
+    /// The host directory, resolved against the policy file's directory and
+    /// canonicalized.
+    #[serde(skip)]
+    pub host: PathBuf,
+    /// Where the guest sees it (absolute).
+    pub guest: String,
+    /// Whether the guest may create, change and delete files in it.
+    pub writable: bool,
+}
+
+/// An environment variable grant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvGrant {
+    /// The variable with this value.
+    Set {
+        /// Name.
+        name: String,
+        /// Value.
+        value: String,
+    },
+    /// The host's value of the variable, if set when the plugin loads.
+    Pass {
+        /// Name.
+        name: String,
+    },
+}
+
+/// A validated policy; see the module docs for the file format.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Policy {
+    /// The file it came from.
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// The component's required sha256 (lowercase hex), if pinned.
+    pub sha256: Option<String>,
+    /// Limit overrides.
+    pub limits: LimitOverrides,
+    /// The `describe` deadline and caps of this plugin (`[describe]`).
+    pub describe: DescribeOverrides,
+    /// Preopened directories.
+    pub filesystem: Vec<DirGrant>,
+    /// Environment variables.
+    pub environment: Vec<EnvGrant>,
+    /// Allowed outbound HTTP destinations.
+    pub http_allow: Vec<HostPattern>,
+    /// Whether an allowed host name may resolve to an internal address
+    /// (loopback, private, link-local, CGNAT, unique-local); `false` unless
+    /// `[http] allow_private_networks = true`. An allow-list entry that is an
+    /// IP literal reaches that address either way.
+    pub http_private: bool,
+    /// Tools (as the plugin names them) that need approval.
+    pub require_approval: BTreeSet<String>,
+    /// Which context keys reach the plugin; `None` keeps the host's default.
+    #[serde(skip)]
+    pub context: Option<ContextPolicy>,
+    /// Prefix for every tool name.
+    pub prefix: Option<String>,
+    /// Renames, from the plugin's name to the shown name (before the prefix).
+    pub rename: BTreeMap<String, String>,
+    /// Notes appended to tool descriptions, by the plugin's tool name.
+    pub notes: BTreeMap<String, String>,
+    /// Retry, circuit breaker, rate limit, cache, health and audit settings
+    /// (`[resilience]`, per plugin and per tool).
+    pub resilience: crate::resilience::config::ResiliencePolicy,
+}
+
+impl Policy {
+    /// The policy of a plugin without a policy file: nothing granted.
+    pub fn none() -> Self {
+        Self {
+            path: PathBuf::new(),
+            sha256: None,
+            limits: LimitOverrides::default(),
+            describe: DescribeOverrides::default(),
+            filesystem: Vec::new(),
+            environment: Vec::new(),
+            http_allow: Vec::new(),
+            http_private: false,
+            require_approval: BTreeSet::new(),
+            context: None,
+            prefix: None,
+            rename: BTreeMap::new(),
+            notes: BTreeMap::new(),
+            resilience: Default::default(),
+        }
+    }
+
+    /// Reads the policy beside `wasm`, or [`Policy::none`] when there is none.
+    ///
+    /// # Errors
+    /// [`PolicyError`] when the file exists but cannot be read or is invalid.
+    pub fn for_plugin(wasm: &Path) -> Result<Self, PolicyError> {
+        let path = policy_path(wasm);
+        match std::fs::read_to_string(&path) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Self::none()),
+            Err(err) => Err(PolicyError::Read {
+                path,
+                message: err.to_string(),
+            }),
+            Ok(text) => Self::parse(&text, &path),
+        }
+    }
+
+    /// Parses and validates policy text read from `path` (used in messages and
+    /// to resolve relative host directories).
+    ///
+    /// # Errors
+    /// [`PolicyError::Invalid`] with the line of the first problem.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
+        let at = |span: Range<usize>, message: String| PolicyError::Invalid {
+            path: path.to_path_buf(),
+            line: line_of(text, span.start),
+            message,
+        };
+        let raw: RawPolicy = toml::from_str(text)
+            .map_err(|err| at(err.span().unwrap_or(0..0), err.message().trim().to_string()))?;
+        if *raw.version.get_ref() != POLICY_VERSION {
+            return Err(at(
+                raw.version.span(),
+                format!(
+                    "policy version {} is not supported; write `version = {POLICY_VERSION}`",
+                    raw.version.get_ref()
+                ),
+            ));
+        }
+        let mut policy = Self::none();
+        policy.path = path.to_path_buf();
+
+        if let Some(sha) = raw.sha256 {
+            let value = sha.get_ref().to_ascii_lowercase();
+            if value.len() != 64 || !value.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(at(
+                    sha.span(),
+                    "sha256 must be 64 hex digits; get it with `sha256sum PLUGIN.wasm` or \
+                     `corral describe TOOL`"
+                        .into(),
+                ));
+            }
+            policy.sha256 = Some(value);
+        }
+
+        let positive = |v: &Option<Spanned<u64>>, name: &str| -> Result<Option<u64>, PolicyError> {
+            match v {
+                None => Ok(None),
+                Some(s) if *s.get_ref() == 0 => Err(at(
+                    s.span(),
+                    format!("{name} must be greater than 0; remove it to keep the host's default"),
+                )),
+                Some(s) => Ok(Some(*s.get_ref())),
+            }
+        };
+        let size = |v: Option<u64>| v.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        if let Some(limits) = raw.limits {
+            policy.limits = LimitOverrides {
+                fuel: positive(&limits.fuel, "limits.fuel")?,
+                timeout_ms: positive(&limits.timeout_ms, "limits.timeout_ms")?,
+                memory_bytes: match positive(&limits.memory_mib, "limits.memory_mib")? {
+                    None => None,
+                    Some(mib) => Some(
+                        usize::try_from(mib)
+                            .ok()
+                            .and_then(|m| m.checked_mul(1 << 20))
+                            .ok_or_else(|| {
+                                at(
+                                    limits.memory_mib.as_ref().map_or(0..0, Spanned::span),
+                                    format!("limits.memory_mib = {mib} is too large"),
+                                )
+                            })?,
+                    ),
+                },
+                output_bytes: size(positive(&limits.output_bytes, "limits.output_bytes")?),
+            };
+        }
+
+        if let Some(describe) = raw.describe {
+            policy.describe = DescribeOverrides {
+                timeout_ms: positive(&describe.timeout_ms, "describe.timeout_ms")?,
+                max_tools: size(positive(&describe.max_tools, "describe.max_tools")?),
+                max_description_chars: size(positive(
+                    &describe.max_description_chars,
+                    "describe.max_description_chars",
+                )?),
+                max_schema_bytes: size(positive(
+                    &describe.max_schema_bytes,
+                    "describe.max_schema_bytes",
+                )?),
+                max_output_bytes: size(positive(
+                    &describe.max_output_bytes,
+                    "describe.max_output_bytes",
+                )?),
+            };
+        }
+
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut guests = BTreeSet::new();
+        for dir in raw.filesystem {
+            let guest =
+                types::guest_path(dir.guest.get_ref()).map_err(|m| at(dir.guest.span(), m))?;
+            if !guests.insert(guest.clone()) {
+                return Err(at(
+                    dir.guest.span(),
+                    format!(
+                        "guest path `{guest}` is granted twice; keep one [[filesystem]] entry for it"
+                    ),
+                ));
+            }
+            let written = dir.host.get_ref().clone();
+            let host = base.join(&written).canonicalize().map_err(|err| {
+                at(
+                    dir.host.span(),
+                    format!(
+                        "host directory `{written}` (relative to this file) cannot be used: {err}; \
+                         create it or fix the path"
+                    ),
+                )
+            })?;
+            if !host.is_dir() {
+                return Err(at(
+                    dir.host.span(),
+                    format!("host path `{written}` is not a directory"),
+                ));
+            }
+            policy.filesystem.push(DirGrant {
+                host_as_written: written,
+                host,
+                guest,
+                writable: dir.access == Access::ReadWrite,
+            });
+        }
+
+        if let Some(env) = raw.environment {
+            for (name, value) in env.set {
+                let name = types::env_name(name.get_ref()).map_err(|m| at(name.span(), m))?;
+                policy.environment.push(EnvGrant::Set { name, value });
+            }
+            for name in env.pass {
+                let checked = types::env_name(name.get_ref()).map_err(|m| at(name.span(), m))?;
+                if policy
+                    .environment
+                    .iter()
+                    .any(|g| matches!(g, EnvGrant::Set { name: n, .. } if *n == checked))
+                {
+                    return Err(at(
+                        name.span(),
+                        format!("`{checked}` is both set and passed through; keep one"),
+                    ));
+                }
+                policy.environment.push(EnvGrant::Pass { name: checked });
+            }
+        }
+
+        if let Some(http) = raw.http {
+            policy.http_private = http.allow_private_networks;
+            for entry in http.allow {
+                let pattern =
+                    HostPattern::parse(entry.get_ref()).map_err(|m| at(entry.span(), m))?;
+                policy.http_allow.push(pattern);
+            }
+        }
+
+        if let Some(approval) = raw.approval {
+            policy.require_approval = approval.require.into_iter().collect();
+        }
+
+        if let Some(context) = raw.context {
+            let span = context.span();
+            let c = context.into_inner();
+            policy.context = Some(match (c.allow, c.deny, c.pass_through) {
+                (Some(keys), None, false) => ContextPolicy::allow(keys),
+                (None, Some(keys), false) => ContextPolicy::deny(keys),
+                (None, None, true) => ContextPolicy::PassThrough,
+                (None, None, false) => ContextPolicy::default(),
+                _ => {
+                    return Err(at(
+                        span,
+                        "[context] takes one of `allow`, `deny` or `pass_through = true`, not several"
+                            .into(),
+                    ));
+                }
+            });
+        }
+
+        if let Some(table) = raw.resilience {
+            let span = table.span();
+            let r = table.into_inner();
+            let plugin = crate::resilience::config::ResilienceTable {
+                retry: r.retry,
+                circuit_breaker: r.circuit_breaker,
+                rate_limit: r.rate_limit,
+                cache: r.cache,
+                health: r.health,
+                audit: r.audit,
+            };
+            for (name, table) in std::iter::once(("(the plugin)", &plugin))
+                .chain(r.tools.iter().map(|(n, t)| (n.as_str(), t)))
+            {
+                crate::resilience::config::check_table(table)
+                    .map_err(|m| at(span.clone(), format!("[resilience] {name}: {m}")))?;
+            }
+            policy.resilience = crate::resilience::config::ResiliencePolicy {
+                plugin,
+                tools: r.tools,
+            };
+        }
+
+        if let Some(p) = raw.presentation {
+            if let Some(prefix) = p.prefix {
+                let value = prefix.get_ref();
+                if value.is_empty() || !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    return Err(at(
+                        prefix.span(),
+                        format!("prefix `{value}` may only use letters, digits and `_`"),
+                    ));
+                }
+                policy.prefix = Some(value.clone());
+            }
+            for (from, to) in p.rename {
+                crate::names::check_name(to.get_ref())
+                    .map_err(|m| at(to.span(), format!("rename of `{from}`: {m}")))?;
+                policy.rename.insert(from, to.into_inner());
+            }
+            for (tool, note) in p.notes {
+                crate::text::check(&format!("the note of `{tool}`"), note.get_ref())
+                    .map_err(|m| at(note.span(), m))?;
+                policy.notes.insert(tool, note.into_inner());
+            }
+        }
+        Ok(policy)
+    }
+
+    /// The name a model sees for the plugin's tool `name`: renamed, then
+    /// prefixed.
+    pub fn shown_name(&self, name: &str) -> String {
+        let base = self.rename.get(name).map_or(name, String::as_str);
+        format!("{}{base}", self.prefix.as_deref().unwrap_or(""))
+    }
+
+    /// Every tool name the policy refers to (approval, rename, notes,
+    /// resilience), so the loader can reject names the plugin does not
+    /// provide.
+    pub fn tool_names(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.require_approval
+            .iter()
+            .map(|n| ("approval.require", n.as_str()))
+            .chain(
+                self.rename
+                    .keys()
+                    .map(|n| ("presentation.rename", n.as_str())),
+            )
+            .chain(
+                self.notes
+                    .keys()
+                    .map(|n| ("presentation.notes", n.as_str())),
+            )
+            .chain(
+                self.resilience
+                    .tools
+                    .keys()
+                    .map(|n| ("resilience.tools", n.as_str())),
+            )
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset.min(text.len()))
+        .map_or(1, |before| before.matches('\n').count() + 1)
+}

@@ -1,0 +1,204 @@
+//! The [`Registry`]: every tool a catalog serves, by name, each a [`Tool`]
+//! with its validated spec, its compiled argument validator and what runs it
+//! (a plugin, a pipeline or a built-in). The resolver fills it; the call path
+//! reads it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::compose::pipeline::Pipeline;
+use crate::loader::Plugin;
+use crate::spec::ToolSpec;
+
+/// A spec that passed every resolver rule, with its compiled schemas.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub spec: ToolSpec,
+    pub validator: jsonschema::Validator,
+    /// The result schema's validator, when the tool declares one.
+    pub output: Option<jsonschema::Validator>,
+}
+
+/// One resolved tool: its spec, the plugin that provides it (none for a
+/// built-in such as `execute_tool_plan`), and the compiled validator for its
+/// arguments.
+pub struct Tool {
+    spec: ToolSpec,
+    /// The name the plugin itself uses for the tool (before a policy's prefix
+    /// and renames); what the guest's `call` receives.
+    guest_name: String,
+    provider: Provider,
+    validator: jsonschema::Validator,
+    /// Validates successful results, when the tool declares an output schema.
+    output: Option<jsonschema::Validator>,
+    /// The effective resilience configuration.
+    resilience: crate::resilience::config::ToolResilience,
+    /// Held during a call when the tool is not parallelizable. Shared with
+    /// the tool of the same name in the previous catalog, so a call started
+    /// before a reload and one started after it never overlap.
+    pub(crate) serial: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// What runs when a tool is called.
+pub(crate) enum Provider {
+    /// A plugin's component.
+    Plugin(Arc<Plugin>),
+    /// A tool built into corral (`execute_tool_plan`).
+    Builtin,
+    /// A pipeline from `pipelines.json`.
+    Pipeline(Arc<Pipeline>),
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.spec.name)
+            .field("plugin", &self.plugin().map(|p| p.path()))
+            .finish()
+    }
+}
+
+impl Tool {
+    /// A resolved tool; the name in `spec` is what models see, `guest_name`
+    /// what the guest receives.
+    pub(crate) fn new(
+        checked: Checked,
+        guest_name: String,
+        provider: Provider,
+        resilience: crate::resilience::config::ToolResilience,
+        serial: Arc<tokio::sync::Mutex<()>>,
+    ) -> Self {
+        Self {
+            spec: checked.spec,
+            guest_name,
+            provider,
+            validator: checked.validator,
+            output: checked.output,
+            resilience,
+            serial,
+        }
+    }
+
+    /// The tool's effective resilience configuration (retry, circuit
+    /// breaker, rate limits, cache, health thresholds, audit).
+    pub fn resilience(&self) -> &crate::resilience::config::ToolResilience {
+        &self.resilience
+    }
+
+    /// The result schema's validator, when the tool declares one.
+    pub(crate) fn output_validator(&self) -> Option<&jsonschema::Validator> {
+        self.output.as_ref()
+    }
+
+    /// The validated spec.
+    pub fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The plugin that provides the tool; `None` for a built-in tool or a
+    /// pipeline.
+    pub fn plugin(&self) -> Option<&Plugin> {
+        match &self.provider {
+            Provider::Plugin(plugin) => Some(plugin),
+            _ => None,
+        }
+    }
+
+    /// The pipeline behind the tool, if it is one.
+    pub fn pipeline(&self) -> Option<&Pipeline> {
+        match &self.provider {
+            Provider::Pipeline(pipeline) => Some(pipeline),
+            _ => None,
+        }
+    }
+
+    /// The name the plugin declares for this tool; differs from
+    /// `spec().name` when the plugin's policy renames or prefixes it.
+    pub fn guest_name(&self) -> &str {
+        &self.guest_name
+    }
+
+    /// Who provides the tool, for reviewers and the audit log: the plugin's
+    /// file stem and sha256, `pipelines` for a pipeline, `corral` for a
+    /// built-in (both with an empty sha256).
+    pub fn provider_identity(&self) -> (&str, &str) {
+        match &self.provider {
+            Provider::Plugin(plugin) => (plugin.name(), plugin.sha256()),
+            Provider::Pipeline(_) => ("pipelines", ""),
+            Provider::Builtin => ("corral", ""),
+        }
+    }
+
+    pub(crate) fn provider(&self) -> &Provider {
+        &self.provider
+    }
+
+    pub(crate) fn validator(&self) -> &jsonschema::Validator {
+        &self.validator
+    }
+
+    /// Checks `arguments` against the tool's schema.
+    ///
+    /// # Errors
+    /// Every violation, each as "`<json pointer>`: `<problem>`" (the root is shown
+    /// as `(root)`).
+    pub fn validate_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
+        crate::schema::problems(&self.validator, arguments)
+    }
+}
+
+/// Every tool the host serves, by name.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    tools: BTreeMap<String, Arc<Tool>>,
+}
+
+impl Registry {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.tools.get(name)
+    }
+
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.tools.values()
+    }
+
+    /// Registers a built-in tool. Its name must be one of
+    /// [`RESERVED_NAMES`](crate::names::RESERVED_NAMES), which no plugin can
+    /// take.
+    pub(crate) fn add_builtin(&mut self, spec: ToolSpec) {
+        debug_assert!(crate::names::RESERVED_NAMES.contains(&spec.name.as_str()));
+        let validator = jsonschema::validator_for(&spec.parameters)
+            .expect("built-in tool schemas are valid JSON Schema");
+        self.tools.insert(
+            spec.name.clone(),
+            Arc::new(Tool {
+                guest_name: spec.name.clone(),
+                spec,
+                provider: Provider::Builtin,
+                validator,
+                output: None,
+                resilience: Default::default(),
+                serial: Arc::default(),
+            }),
+        );
+    }
+
+    /// Removes every tool of the plugin at `path`.
+    pub(crate) fn remove_plugin(&mut self, path: &std::path::Path) {
+        self.tools
+            .retain(|_, tool| tool.plugin().is_none_or(|p| p.path() != path));
+    }
+
+    /// The loaded name closest to `name`, for "did you mean" hints.
+    pub(crate) fn suggest(&self, name: &str) -> Option<String> {
+        crate::names::suggest(name, self.tools.keys().map(String::as_str))
+    }
+
+    /// Adds a resolved tool; the resolver has checked that the name is free.
+    pub(crate) fn insert(&mut self, tool: Tool) {
+        let previous = self.tools.insert(tool.spec.name.clone(), Arc::new(tool));
+        debug_assert!(previous.is_none(), "the resolver checks names first");
+    }
+}

@@ -1,0 +1,73 @@
+//! Resilience (reference 003): the middleware layers around the dispatch
+//! stage of every plugin tool's execution, in exactly this order, outermost
+//! first:
+//!
+//! ```text
+//! cache( rate_limit( circuit_breaker( retry( sandbox ) ) ) )
+//! ```
+//!
+//! so a cache hit skips the rate limit and runs no guest code; a call takes
+//! one rate-limit slot however many attempts it makes; the breaker counts a
+//! call as failed only after its retries; and retries happen closest to the
+//! sandbox, each attempt a fresh instance under the full limits.
+//!
+//! Each layer reads the tool's effective configuration
+//! ([`config::effective`]: the policy over the guest's hints, switched by the
+//! host) from the [`Invocation`](crate::Invocation); a tool without
+//! configuration for a layer passes straight through it. Layer state (rate
+//! limiters, caches, breakers) is keyed by tool and plugin digest, so a
+//! reload of an unchanged plugin keeps it and a new build starts fresh.
+
+mod audit;
+mod breaker;
+mod cache;
+pub(crate) mod config;
+mod rate;
+mod retry;
+
+use crate::stages::DispatchService;
+use tower::util::BoxCloneSyncService;
+
+pub use config::{
+    AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,
+    ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
+};
+
+/// Wraps `sandbox` in the resilience layers, in their fixed order, and in
+/// the audit layer when the host keeps an audit log.
+pub(crate) fn wrap(
+    sandbox: DispatchService,
+    audit: Option<std::sync::Arc<crate::audit::AuditLog>>,
+) -> DispatchService {
+    let retried = BoxCloneSyncService::new(retry::Retry::new(sandbox));
+    let guarded = BoxCloneSyncService::new(breaker::Breaker::new(retried));
+    let limited = BoxCloneSyncService::new(rate::RateLimit::new(guarded));
+    let cached = BoxCloneSyncService::new(cache::Cache::new(limited));
+    match audit {
+        Some(log) => BoxCloneSyncService::new(audit::Audit::new(cached, log)),
+        None => cached,
+    }
+}
+
+/// The key of per-tool layer state: the tool's name and its plugin's digest.
+pub(crate) fn state_key(invocation: &crate::Invocation) -> (String, String) {
+    let (_, sha256) = invocation.tool.provider_identity();
+    (invocation.tool.spec().name.clone(), sha256.to_string())
+}
+
+/// Whether a failure counts against a tool (breaker, health): the tool or
+/// its upstream failed, not the caller or the host's configuration.
+pub(crate) fn is_tool_failure(err: &crate::CallError) -> bool {
+    use crate::CallError as E;
+    matches!(
+        err,
+        E::ToolFailed { .. }
+            | E::OutOfFuel { .. }
+            | E::Timeout { .. }
+            | E::MemoryLimit { .. }
+            | E::StackOverflow { .. }
+            | E::OutputTooLarge { .. }
+            | E::OutputInvalid { .. }
+            | E::Trapped { .. }
+    )
+}

@@ -1,0 +1,324 @@
+//! The resolver: validates every spec a plugin describes, applies the
+//! plugin's policy presentation, compiles its argument schema once, and names
+//! each tool exactly once across all plugins.
+//!
+//! Rules (reference 000's tool interface and edge-case table, plus MCP's
+//! requirement that an input schema describes an object):
+//! - a name follows [`names::check_name`](crate::names::check_name);
+//! - a description is non-empty;
+//! - no text of the spec (description, category, keywords, version, any
+//!   string in the schema) holds a control character other than newline and
+//!   tab, or a bidi control ([`crate::text`]);
+//! - the description and schema fit the plugin's [`DescribeCaps`];
+//! - `parameters` follows the schema rules of [`crate::schema`];
+//! - one plugin may not describe the same name twice, and two plugins may not
+//!   provide the same name: the plugin resolved later fails to load with an
+//!   error naming both files. At startup plugins resolve in file-name order; on
+//!   reload the plugins served unchanged resolve first (see
+//!   [`catalog`](crate::catalog)), so a newcomer never takes a working name.
+//!
+//! A plugin with any invalid spec fails to load as a whole, so that no plugin is
+//! ever served half-described.
+
+use std::sync::Arc;
+
+use crate::caps::DescribeCaps;
+use crate::compose::pipeline::Pipeline;
+use crate::error::{LoadError, LoadErrorReason};
+use crate::loader::Plugin;
+use crate::names::check_name;
+use crate::registry::{Checked, Provider, Registry, Tool};
+use crate::resilience::config::{ResilienceSwitches, ToolResilience};
+use crate::spec::{RawSpec, ToolSpec};
+
+/// Validates one spec under `caps` and compiles its schemas.
+pub(crate) fn check_spec(raw: RawSpec, caps: &DescribeCaps) -> Result<Checked, LoadErrorReason> {
+    let invalid = |problem: String| LoadErrorReason::InvalidSpec {
+        tool: crate::text::escape(&raw.name).into_owned(),
+        problem,
+    };
+    check_name(&raw.name).map_err(invalid)?;
+    caps.check_spec(&raw.name, &raw.description, &raw.parameters)
+        .map_err(crate::caps::Over::into_reason)?;
+    if raw.description.trim().is_empty() {
+        return Err(invalid(
+            "the description is empty; say what the tool does and when to use it".into(),
+        ));
+    }
+    let m = &raw.metadata;
+    let texts = [
+        ("the description", raw.description.as_str()),
+        ("the category", m.category.as_str()),
+        ("the version", m.version.as_str()),
+    ];
+    for (field, value) in texts {
+        crate::text::check(field, value).map_err(invalid)?;
+    }
+    for keyword in &m.keywords {
+        crate::text::check("a keyword", keyword).map_err(invalid)?;
+    }
+    if m.priority > 100 {
+        return Err(invalid(format!(
+            "the priority is {}; use 0 (lowest) to 100 (highest)",
+            m.priority
+        )));
+    }
+    for dependency in &m.depends_on {
+        check_name(dependency)
+            .map_err(|problem| invalid(format!("depends-on `{dependency}`: {problem}")))?;
+    }
+    let (schema, validator) =
+        crate::schema::compile_parameters(&raw.parameters).map_err(invalid)?;
+    for (pointer, value) in crate::text::json_strings(&schema) {
+        crate::text::check(&format!("the parameters schema at `{pointer}`"), value)
+            .map_err(invalid)?;
+    }
+    let (output_schema, output) = match &raw.output_schema {
+        None => (None, None),
+        Some(text) => {
+            if text.len() > caps.max_schema_bytes {
+                return Err(crate::caps::Over {
+                    what: format!("bytes of output schema in tool `{}`", raw.name),
+                    found: text.len(),
+                    cap: caps.max_schema_bytes,
+                    knob: "max_schema_bytes",
+                }
+                .into_reason());
+            }
+            let (schema, validator) = crate::schema::compile_output(text).map_err(invalid)?;
+            for (pointer, value) in crate::text::json_strings(&schema) {
+                crate::text::check(&format!("the output schema at `{pointer}`"), value)
+                    .map_err(invalid)?;
+            }
+            (Some(schema), Some(validator))
+        }
+    };
+    let spec = ToolSpec {
+        name: raw.name,
+        description: raw.description,
+        parameters: schema,
+        output_schema,
+        metadata: raw.metadata,
+    };
+    Ok(Checked {
+        spec,
+        validator,
+        output,
+    })
+}
+
+/// Resolves described plugins into a registry. `described` must be in the order
+/// that decides duplicate names: the first plugin to claim a name keeps it.
+/// A tool whose name `previous` also serves shares that tool's serial lock.
+pub(crate) fn resolve(
+    described: Vec<(Arc<Plugin>, Vec<RawSpec>)>,
+    previous: Option<&Registry>,
+    switches: &ResilienceSwitches,
+) -> (Registry, Vec<LoadError>) {
+    let mut registry = Registry::default();
+    let mut errors = Vec::new();
+    for (plugin, raws) in described {
+        match resolve_plugin(&plugin, raws, &registry, switches) {
+            Err(reason) => errors.push(LoadError {
+                path: plugin.path().to_path_buf(),
+                reason,
+            }),
+            Ok(accepted) => {
+                for (checked, guest_name, resilience) in accepted {
+                    let serial = previous
+                        .and_then(|r| r.get(&checked.spec.name))
+                        .map_or_else(Arc::default, |t| t.serial.clone());
+                    registry.insert(Tool::new(
+                        checked,
+                        guest_name,
+                        Provider::Plugin(plugin.clone()),
+                        resilience,
+                        serial,
+                    ));
+                }
+            }
+        }
+    }
+    (registry, errors)
+}
+
+/// Registers the pipelines of `path` after the plugins: each is checked
+/// like a described spec, its steps must call plugin tools, and a name
+/// already taken fails that pipeline only.
+pub(crate) fn add_pipelines(
+    registry: &mut Registry,
+    path: &std::path::Path,
+    pipelines: Vec<Pipeline>,
+    caps: &DescribeCaps,
+) -> Vec<LoadError> {
+    let mut errors = Vec::new();
+    for pipeline in pipelines {
+        let fail = |reason| LoadError {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let raw = RawSpec {
+            name: pipeline.name.clone(),
+            description: pipeline.description.clone(),
+            parameters: pipeline.parameters.to_string(),
+            output_schema: None,
+            metadata: crate::spec::ToolMetadata::new("pipeline"),
+        };
+        let checked = match check_spec(raw, caps) {
+            Ok(checked) => checked,
+            Err(reason) => {
+                errors.push(fail(reason));
+                continue;
+            }
+        };
+        if let Some(existing) = registry.get(&checked.spec.name) {
+            errors.push(fail(LoadErrorReason::DuplicateTool {
+                tool: checked.spec.name.clone(),
+                other: existing
+                    .plugin()
+                    .map(|p| p.path().to_path_buf())
+                    .unwrap_or_else(|| path.to_path_buf()),
+            }));
+            continue;
+        }
+        if let Err(problem) =
+            pipeline.check_steps(|t| registry.get(t).is_some_and(|tool| tool.plugin().is_some()))
+        {
+            errors.push(fail(LoadErrorReason::InvalidSpec {
+                tool: checked.spec.name.clone(),
+                problem,
+            }));
+            continue;
+        }
+        let guest_name = checked.spec.name.clone();
+        registry.insert(Tool::new(
+            checked,
+            guest_name,
+            Provider::Pipeline(Arc::new(pipeline)),
+            ToolResilience::default(),
+            Arc::default(),
+        ));
+    }
+    errors
+}
+
+/// A plugin's checked specs, each with the name the guest uses for it and
+/// its effective resilience.
+type Accepted = Vec<(Checked, String, ToolResilience)>;
+
+/// Checks one plugin's specs against the rules, its policy and the names
+/// `registry` already serves.
+fn resolve_plugin(
+    plugin: &Plugin,
+    raws: Vec<RawSpec>,
+    registry: &Registry,
+    switches: &ResilienceSwitches,
+) -> Result<Accepted, LoadErrorReason> {
+    if raws.is_empty() {
+        return Err(LoadErrorReason::NoTools);
+    }
+    let policy = plugin.policy();
+    let declared: Vec<&str> = raws.iter().map(|r| r.name.as_str()).collect();
+    if let Some((field, name)) = policy
+        .tool_names()
+        .find(|(_, name)| !declared.contains(name))
+    {
+        return Err(LoadErrorReason::Policy(format!(
+            "{}: {field} names `{name}`, which this plugin does not provide \
+             (it provides: {})",
+            policy.path.display(),
+            declared.join(", ")
+        )));
+    }
+    let declared_set: std::collections::BTreeSet<String> =
+        declared.iter().map(|d| d.to_string()).collect();
+    let mut accepted: Accepted = Vec::new();
+    for mut raw in raws {
+        // The policy's presentation and approval apply before the rules, so
+        // a shown name is checked like any name.
+        let guest_name = raw.name.clone();
+        raw.name = policy.shown_name(&guest_name);
+        if let Some(note) = policy.notes.get(&guest_name) {
+            raw.description = format!("{}\n\nNote: {note}", raw.description.trim_end());
+        }
+        if policy.require_approval.contains(&guest_name) {
+            raw.metadata.requires_approval = true;
+        }
+        // A dependency on a tool of the same plugin uses that tool's shown
+        // name, so renames and prefixes keep the graph intact.
+        let own: Vec<String> = raw
+            .metadata
+            .depends_on
+            .iter()
+            .map(|d| {
+                if declared_set.contains(d.as_str()) {
+                    policy.shown_name(d)
+                } else {
+                    d.clone()
+                }
+            })
+            .collect();
+        raw.metadata.depends_on = own;
+        let checked = check_spec(raw, plugin.describe_caps())?;
+        let resilience = crate::resilience::config::effective(
+            &checked.spec.metadata,
+            &policy.resilience,
+            &guest_name,
+            switches,
+        )
+        .map_err(|problem| {
+            LoadErrorReason::Policy(format!(
+                "{}: [resilience.tools.{guest_name}]: {problem}",
+                policy.path.display()
+            ))
+        })?;
+        if accepted
+            .iter()
+            .any(|(c, _, _)| c.spec.name == checked.spec.name)
+        {
+            return Err(LoadErrorReason::InvalidSpec {
+                tool: checked.spec.name,
+                problem: "the plugin describes this name twice; rename one".into(),
+            });
+        }
+        accepted.push((checked, guest_name, resilience));
+    }
+    if let Some(taken) = accepted
+        .iter()
+        .find_map(|(c, _, _)| registry.get(&c.spec.name))
+    {
+        return Err(LoadErrorReason::DuplicateTool {
+            tool: taken.spec().name.clone(),
+            other: taken
+                .plugin()
+                .map(|p| p.path().to_path_buf())
+                .unwrap_or_default(),
+        });
+    }
+    Ok(accepted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(name: &str, description: &str) -> RawSpec {
+        RawSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters: r#"{"type":"object"}"#.into(),
+            output_schema: None,
+            metadata: crate::spec::ToolMetadata::new(""),
+        }
+    }
+
+    #[test]
+    fn a_spec_needs_a_valid_name_and_a_description() {
+        let caps = DescribeCaps::default();
+        assert!(check_spec(raw("t", "d"), &caps).is_ok());
+        let blank = check_spec(raw("t", "  "), &caps).unwrap_err().to_string();
+        assert!(blank.contains("description"), "{blank}");
+        let bad = check_spec(raw("a-b", "d"), &caps).unwrap_err().to_string();
+        assert!(bad.contains("'-'"), "{bad}");
+    }
+}

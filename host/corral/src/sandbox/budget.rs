@@ -1,0 +1,119 @@
+//! The two per-store meters that are not wasmtime built-ins: the call's
+//! wall-clock [`Budget`], which a review of a guest's approval request pauses,
+//! and the memory [`Limiter`], which remembers a refused growth so that the
+//! trap that usually follows is reported as the memory cap.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use wasmtime::{ResourceLimiter, StoreLimits};
+
+/// The call's wall-clock budget, paused while a reviewer decides a
+/// guest-requested approval: a person reading a prompt is not the guest using
+/// its time. Shared by the epoch callback (inside the store) and the outer
+/// timeout (outside it).
+#[derive(Debug)]
+pub(crate) struct Budget {
+    start: Instant,
+    timeout: Duration,
+    /// Total time spent in finished reviews, and the start of the current one.
+    paused: Mutex<(Duration, Option<Instant>)>,
+}
+
+impl Budget {
+    pub(crate) fn new(timeout: Duration) -> Self {
+        Self {
+            start: Instant::now(),
+            timeout,
+            paused: Mutex::new((Duration::ZERO, None)),
+        }
+    }
+
+    pub(crate) fn pause(&self) {
+        if let Ok(mut p) = self.paused.lock() {
+            p.1 = Some(Instant::now());
+        }
+    }
+
+    pub(crate) fn resume(&self) {
+        if let Ok(mut p) = self.paused.lock()
+            && let Some(since) = p.1.take()
+        {
+            p.0 += since.elapsed();
+        }
+    }
+
+    /// How much of the budget is left now. While a review is running this is
+    /// what was left when it started: the deadline can only move later.
+    pub(crate) fn left(&self) -> Duration {
+        let (paused, since) = self
+            .paused
+            .lock()
+            .map(|p| *p)
+            .unwrap_or((Duration::ZERO, None));
+        let now = since.unwrap_or_else(Instant::now);
+        let used = now
+            .saturating_duration_since(self.start)
+            .saturating_sub(paused);
+        self.timeout.saturating_sub(used)
+    }
+}
+
+/// `StoreLimits` plus a record of whether a growth was refused, so that the
+/// trap that usually follows can be reported as a memory-cap failure.
+pub(crate) struct Limiter {
+    pub(crate) inner: StoreLimits,
+    pub(crate) memory_refused: bool,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = self.inner.memory_growing(current, desired, maximum)?;
+        if !allowed {
+            self.memory_refused = true;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.inner.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_stops_the_clock() {
+        let budget = Budget::new(Duration::from_secs(3600));
+        budget.pause();
+        let during = budget.left();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(budget.left(), during, "no time passes while paused");
+        budget.resume();
+        assert!(budget.left() <= during);
+    }
+}

@@ -1,0 +1,123 @@
+//! Stage 6, classify and cap the output: what a sandbox run produced, turned
+//! into a [`CallOutput`] or exactly one [`CallError`] class.
+//!
+//! Precedence: a limit or trap first (the guest did not return); then a
+//! failed or denied guest-requested review (the model never sees the output
+//! of an action a reviewer stopped, whatever the guest returned afterwards);
+//! then the guest's own WIT error (with its code); then the output cap.
+//!
+//! A guest's error message is untrusted text: it is cut to
+//! [`MAX_LOG_MESSAGE_BYTES`] and its control characters escaped here, once,
+//! so every surface (CLI, MCP, plan steps, logs) shows the same safe text.
+
+use std::time::Instant;
+
+use crate::call::CallOutput;
+use crate::error::CallError;
+use crate::limits::Limits;
+use crate::registry::Tool;
+use crate::sandbox::{Failure, GuestError, MAX_LOG_MESSAGE_BYTES, OpResult, RunReport};
+
+/// A guest-supplied message, cut and with its control characters escaped.
+fn guest_text(message: String) -> String {
+    crate::text::escape(&crate::text::truncate(message, MAX_LOG_MESSAGE_BYTES)).into_owned()
+}
+
+/// The outcome of one sandboxed call of `tool` under `limits`.
+///
+/// # Errors
+/// The [`CallError`] class of the failure (see the module docs for the order).
+pub(super) fn outcome(
+    tool: &Tool,
+    limits: &Limits,
+    result: Result<OpResult, Failure>,
+    report: RunReport,
+    started: Instant,
+) -> Result<CallOutput, CallError> {
+    let name = tool.spec().name.as_str();
+    log_stdio(name, "stdout", &report.stdout);
+    log_stdio(name, "stderr", &report.stderr);
+    let returned = match result {
+        Ok(OpResult::Call(returned)) => returned,
+        Ok(OpResult::Describe(_)) => {
+            return Err(CallError::Internal {
+                tool: name.to_string(),
+                message: "the sandbox ran `describe` for a call".into(),
+            });
+        }
+        Err(Failure::Trap(message)) => {
+            return Err(Failure::Trap(guest_text(message)).into_call_error(name, limits));
+        }
+        Err(failure) => return Err(failure.into_call_error(name, limits)),
+    };
+    if let Some(err) = report.config_error {
+        return Err(err);
+    }
+    if let Some(reason) = report.rejected {
+        return Err(CallError::Rejected {
+            tool: name.to_string(),
+            reason: guest_text(reason),
+        });
+    }
+    match returned {
+        Ok(text) => {
+            if text.len() > limits.output_bytes {
+                return Err(CallError::OutputTooLarge {
+                    tool: name.to_string(),
+                    bytes: text.len(),
+                    limit_bytes: limits.output_bytes,
+                });
+            }
+            let json: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+            if let Some(contract) = tool.output_validator() {
+                let problems = match &json {
+                    Some(value) => crate::schema::problems(contract, value).err(),
+                    None => Some(vec!["`(root)`: the result is not JSON".to_string()]),
+                };
+                if let Some(problems) = problems {
+                    return Err(CallError::OutputInvalid {
+                        tool: name.to_string(),
+                        problems: problems.into_iter().map(guest_text).collect(),
+                    });
+                }
+            }
+            Ok(CallOutput {
+                tool: name.to_string(),
+                text,
+                json,
+                return_behavior: tool.spec().metadata.return_behavior,
+                duration: started.elapsed(),
+                fuel_consumed: report.fuel_consumed,
+                attempts: 1,
+                cache_hit: false,
+            })
+        }
+        Err(GuestError::InvalidArguments(info)) => Err(CallError::InvalidArguments {
+            tool: name.to_string(),
+            problems: vec![guest_text(info.message)],
+            code: info.code,
+        }),
+        Err(GuestError::ExecutionFailed(info)) => Err(CallError::ToolFailed {
+            tool: name.to_string(),
+            message: guest_text(info.message),
+            code: info.code,
+            retryable: info.retryable,
+        }),
+    }
+}
+
+/// Logs what a guest printed, noting how much was discarded.
+fn log_stdio(tool: &str, stream: &str, (text, discarded): &(String, u64)) {
+    if text.is_empty() && *discarded == 0 {
+        return;
+    }
+    if *discarded > 0 {
+        tracing::warn!(
+            tool,
+            stream,
+            discarded,
+            "guest output truncated; {discarded} bytes discarded"
+        );
+    }
+    tracing::debug!(tool, stream, "{}", crate::text::escape(text.trim_end()));
+}

@@ -1,0 +1,172 @@
+//! The call pipeline: the one path every call takes, whoever makes it
+//! ([`Host::call`](crate::Host::call), MCP `tools/call`, a plan step, a
+//! pipeline step, the CLI), as explicit stages, each in its own module:
+//!
+//! 1. **resolve** ([`resolve`]): the name to a [`Tool`] of the catalog
+//!    snapshot the call started with; a reload never changes a call in
+//!    flight.
+//! 2. **validate** ([`validate`]): the arguments parsed once into a JSON
+//!    value, checked to be an object and against the tool's schema. No guest
+//!    code runs for invalid arguments.
+//! 3. **effective limits** ([`limits::effective`](crate::limits::effective)):
+//!    host defaults, then the plugin's policy, then the per-call override,
+//!    which only tightens.
+//! 4. **gate** ([`gate`]): the declared approval gate
+//!    ([`approval::requires_approval`](crate::approval::requires_approval)),
+//!    reviewed before any pool slot is taken; a reviewer's edit is validated
+//!    again. The same module answers a guest's `request-approval` later.
+//! 5. **dispatch** ([`dispatch`]): a plugin's tool goes through the dispatch
+//!    [`tower::Service`] and whatever layers the host was built with (the seam
+//!    for cache, rate limit and retry); a pipeline or a plan runs its steps
+//!    through [`Caller`], each step taking this whole path again.
+//! 6. **classify** and **cap the output** ([`classify`]): the sandbox's
+//!    outcome to a [`CallOutput`] or one [`CallError`] class.
+//! 7. **record** ([`record`]): the per-call log line and metrics.
+//!
+//! Invariants: a stage never re-parses what an earlier one parsed; every
+//! plugin call reaches the sandbox with limits from step 3 and nothing else.
+
+mod classify;
+mod dispatch;
+mod gate;
+mod record;
+mod resolve;
+mod validate;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tower::ServiceExt as _;
+
+use crate::approval::gate::Gatekeeper;
+use crate::call::{CallOptions, CallOutput};
+use crate::catalog::Catalog;
+use crate::compose::Caller;
+use crate::compose::plan::{Plan, PlanLimits};
+use crate::context::ContextConfig;
+use crate::error::CallError;
+use crate::limits::{self, Limits, PoolConfig};
+use crate::registry::Provider;
+use crate::spec::ReturnBehavior;
+
+pub(crate) use dispatch::PluginDispatch;
+pub use dispatch::{DispatchService, Invocation};
+pub use record::CALL_LOG_TARGET;
+pub(crate) use record::record;
+pub use validate::Arguments;
+pub(crate) use validate::RawArguments;
+
+/// What the stages need from the host, fixed when the host is built.
+pub(crate) struct CallEnv {
+    /// The host's default limits (step 3's first rule).
+    pub limits: Limits,
+    /// The pool every call runs in; effective limits must fit it.
+    pub pool: PoolConfig,
+    /// Limits of `execute_tool_plan`.
+    pub plan_limits: PlanLimits,
+    /// Reviewer, standing approvals, audit log, review timeout.
+    pub gate: Arc<Gatekeeper>,
+    /// Tools the host's configuration marks as requiring approval.
+    pub required: BTreeSet<String>,
+    /// Host-level context and which keys reach which plugin.
+    pub context: ContextConfig,
+    /// The dispatch stage of plugin tools, with its layers.
+    pub dispatch: DispatchService,
+}
+
+/// Runs stages 1 to 6 for one call of `name`. `host` is the caller that plan
+/// and pipeline steps go through (the host itself). The caller records
+/// (stage 7).
+///
+/// # Errors
+/// The [`CallError`] of the first stage that fails.
+pub(crate) async fn run<H: Caller + Clone + 'static>(
+    env: &CallEnv,
+    catalog: Arc<Catalog>,
+    host: &H,
+    name: &str,
+    arguments: RawArguments,
+    options: &CallOptions,
+    started: Instant,
+) -> Result<CallOutput, CallError> {
+    let tool = resolve::tool(&catalog, name)?;
+    let plan_tools = matches!(tool.provider(), Provider::Builtin).then_some(catalog);
+    let arguments = validate::arguments(&tool, arguments)?;
+    let limits = match tool.provider() {
+        Provider::Plugin(plugin) => {
+            let limits = limits::effective(
+                &env.limits,
+                &plugin.policy().limits,
+                options.limits.as_ref(),
+            );
+            limits
+                .validate(&env.pool)
+                .map_err(|err| CallError::Internal {
+                    tool: name.to_string(),
+                    message: err.to_string(),
+                })?;
+            Some(limits)
+        }
+        Provider::Builtin | Provider::Pipeline(_) => None,
+    };
+    let arguments = gate::declared(env, &tool, arguments, options).await?;
+    match tool.provider() {
+        Provider::Plugin(plugin) => {
+            let invocation = Invocation {
+                context: env
+                    .context
+                    .for_plugin(
+                        plugin.name(),
+                        plugin.policy().context.as_ref(),
+                        &options.context,
+                    )
+                    .into(),
+                limits: limits.unwrap_or(env.limits),
+                arguments,
+                options: options.clone(),
+                started,
+                tool,
+            };
+            env.dispatch.clone().oneshot(invocation).await
+        }
+        Provider::Pipeline(pipeline) => {
+            crate::compose::pipeline::run(host, name, pipeline, &arguments.value, options, started)
+                .await
+        }
+        Provider::Builtin => {
+            let Some(catalog) = plan_tools else {
+                return Err(CallError::Internal {
+                    tool: name.to_string(),
+                    message: "the plan tool lost its catalog".into(),
+                });
+            };
+            let plan = Plan::from_value(
+                arguments.value.as_ref().clone(),
+                arguments.text.len(),
+                &env.plan_limits,
+                |t| catalog.tool(t).is_some(),
+            )
+            .map_err(|err| CallError::InvalidArguments {
+                tool: name.to_string(),
+                problems: err.problems,
+                code: None,
+            })?;
+            drop(catalog);
+            let caller: Arc<dyn Caller> = Arc::new(host.clone());
+            let result =
+                crate::compose::plan::execute::run(caller, &plan, &env.plan_limits, options).await;
+            let json = result.to_json();
+            Ok(CallOutput {
+                tool: name.to_string(),
+                text: json.to_string(),
+                json: Some(json),
+                return_behavior: ReturnBehavior::ToLlm,
+                duration: started.elapsed(),
+                fuel_consumed: result.fuel_consumed(),
+                attempts: 1,
+                cache_hit: false,
+            })
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! MCP over streamable HTTP: the host, origin and token checks, calls and
+//! metrics, the warning beyond loopback, and graceful shutdown.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+use super::{cache_dir, corral_bin};
+use crate::support::{HOSTILE, plugin_dir};
+
+/// `corral serve --http 127.0.0.1:0`, and the address it printed.
+struct HttpServer {
+    child: Child,
+    addr: String,
+}
+
+impl HttpServer {
+    fn start(dir: &Path, args: &[&str]) -> Self {
+        let mut child = spawn_http_server(dir, "127.0.0.1:0", args);
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("server printed its address")
+                .expect("line");
+            if let Some(rest) = line.strip_prefix("corral: serving MCP at http://") {
+                break rest.trim_end_matches("/mcp").to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, addr }
+    }
+
+    /// One HTTP/1.1 request; returns status and body.
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String) {
+        let (status, _, body) = self.exchange(method, path, headers, body);
+        (status, body)
+    }
+
+    /// One HTTP/1.1 request; returns status, raw head and body.
+    fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String, String) {
+        let mut stream = std::net::TcpStream::connect(&self.addr).expect("connect");
+        let mut request = format!(
+            "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            request.push_str(&format!("Host: {}\r\n", self.addr));
+        }
+        for (k, v) in headers {
+            request.push_str(&format!("{k}: {v}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).expect("write");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("read");
+        let status = response
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no status in {response}"));
+        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+        (status, head.to_string(), body.to_string())
+    }
+
+    fn post_mcp(&self, extra: &[(&str, &str)], message: &Value) -> (u16, String) {
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        headers.extend_from_slice(extra);
+        self.send("POST", "/mcp", &headers, &message.to_string())
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn initialize_message() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "corral-tests", "version": "0"}}})
+}
+
+/// `corral serve --no-watch --http ADDR ARGS...` on `dir`, its stderr piped.
+fn spawn_http_server(dir: &Path, addr: &str, args: &[&str]) -> std::process::Child {
+    Command::new(corral_bin())
+        .arg("--plugins")
+        .arg(dir)
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .args(["serve", "--no-watch", "--http", addr])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn")
+}
+
+/// What `corral serve --http ADDR ARGS...` prints on stderr before it serves.
+fn stderr_before_serving(dir: &Path, addr: &str, args: &[&str]) -> Vec<String> {
+    let mut child = spawn_http_server(dir, addr, args);
+    let stderr = child.stderr.take().expect("stderr");
+    let mut before = Vec::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.expect("line");
+        if line.starts_with("corral: serving MCP at") {
+            break;
+        }
+        before.push(line);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    before
+}
+
+#[test]
+fn http_beyond_loopback_without_a_token_warns() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let warned = |lines: &[String]| lines.iter().any(|l| l.contains("without a bearer token"));
+    let open = stderr_before_serving(dir.path(), "0.0.0.0:0", &[]);
+    assert!(warned(&open), "{open:?}");
+    let loopback = stderr_before_serving(dir.path(), "127.0.0.1:0", &[]);
+    assert!(!warned(&loopback), "{loopback:?}");
+    let secrets = tempfile::tempdir().expect("dir");
+    let token_file = secrets.path().join("token");
+    std::fs::write(&token_file, "s3cret\n").expect("token");
+    let with_token = stderr_before_serving(
+        dir.path(),
+        "0.0.0.0:0",
+        &["--token-file", token_file.to_str().expect("utf-8")],
+    );
+    assert!(!warned(&with_token), "{with_token:?}");
+}
+
+#[test]
+fn http_checks_host_origin_and_token() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let secrets = tempfile::tempdir().expect("dir");
+    let token_file = secrets.path().join("token");
+    std::fs::write(&token_file, "s3cret\n").expect("token");
+    let server = HttpServer::start(
+        dir.path(),
+        &["--token-file", token_file.to_str().expect("utf-8")],
+    );
+    let auth = ("Authorization", "Bearer s3cret");
+
+    let (status, _) = server.post_mcp(&[], &initialize_message());
+    assert_eq!(status, 401, "no token");
+    let (status, _) = server.post_mcp(&[("Authorization", "Bearer wrong")], &initialize_message());
+    assert_eq!(status, 401, "wrong token");
+    let (status, _) = server.post_mcp(&[auth, ("Host", "evil.example:80")], &initialize_message());
+    assert_eq!(status, 403, "DNS rebinding: foreign Host");
+    let (status, _) = server.post_mcp(
+        &[auth, ("Origin", "http://evil.example")],
+        &initialize_message(),
+    );
+    assert_eq!(status, 403, "DNS rebinding: foreign Origin");
+    let (status, body) = server.post_mcp(&[auth], &initialize_message());
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"serverInfo\""), "{body}");
+
+    let (status, _) = server.send("GET", "/metrics", &[], "");
+    assert_eq!(status, 401, "metrics are behind the token too");
+}
+
+/// The `Mcp-Session-Id` header of a response head.
+fn session_id(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"))
+}
+
+/// The JSON-RPC message in a response body: plain JSON, or the `data:` line
+/// of a server-sent event.
+fn message_of(body: &str) -> Value {
+    let json = body
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("data:")
+                .map(str::trim)
+                .filter(|d| d.starts_with('{'))
+        })
+        .unwrap_or(body.trim());
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("not a JSON-RPC message ({e}): {body}"))
+}
+
+#[test]
+fn http_serves_calls_and_counts_them_in_metrics() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let server = HttpServer::start(dir.path(), &[]);
+    let accept = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let (status, head, body) =
+        server.exchange("POST", "/mcp", &accept, &initialize_message().to_string());
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(message_of(&body)["result"]["serverInfo"]["name"], "corral");
+    let session = session_id(&head);
+    let mut headers = accept.to_vec();
+    headers.push(("Mcp-Session-Id", &session));
+    headers.push(("MCP-Protocol-Version", "2025-06-18"));
+    let (status, _, _) = server.exchange(
+        "POST",
+        "/mcp",
+        &headers,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    );
+    assert_eq!(status, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "over http"}}});
+    let (status, _, body) = server.exchange("POST", "/mcp", &headers, &call.to_string());
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        message_of(&body)["result"]["structuredContent"]["echo"],
+        "over http"
+    );
+
+    let (status, metrics) = server.send("GET", "/metrics", &[], "");
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains("corral_calls_total{tool=\"echo\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("corral_call_duration_seconds_bucket{tool=\"echo\""),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("corral_fuel_consumed_total{tool=\"echo\"}"),
+        "{metrics}"
+    );
+    // The tool's health gauge: 1 is UP after one successful call.
+    assert!(
+        metrics.contains("corral_tool_health_status{tool=\"echo\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn http_shutdown_lets_a_call_in_flight_finish() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let mut server = HttpServer::start(dir.path(), &[]);
+    let accept = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let (_, head, _) = server.exchange("POST", "/mcp", &accept, &initialize_message().to_string());
+    let session = session_id(&head);
+    let mut headers: Vec<(&str, &str)> = accept.to_vec();
+    headers.push(("Mcp-Session-Id", &session));
+    headers.push(("MCP-Protocol-Version", "2025-06-18"));
+    server.exchange(
+        "POST",
+        "/mcp",
+        &headers,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    );
+
+    // The call streams a progress notification, then sleeps 1.5 s.
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "sleep", "arguments": {"ms": 1500}, "_meta": {"progressToken": "p"}}})
+    .to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        server.addr,
+        body.len()
+    );
+    for (k, v) in &headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = std::net::TcpStream::connect(&server.addr).expect("connect");
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&received).contains("notifications/progress") {
+        let n = stream.read(&mut buf).expect("read");
+        assert!(
+            n > 0,
+            "stream ended before progress: {}",
+            String::from_utf8_lossy(&received)
+        );
+        received.extend_from_slice(&buf[..n]);
+    }
+
+    // The call is running inside its guest: ask the server to stop.
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    stream.read_to_end(&mut received).expect("read rest");
+    let text = String::from_utf8_lossy(&received);
+    assert!(
+        text.contains("\"slept_ms\":1500"),
+        "the call finished: {text}"
+    );
+    let exit = server.child.wait().expect("wait");
+    assert!(exit.success(), "clean exit after SIGTERM: {exit:?}");
+}
