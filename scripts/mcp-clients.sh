@@ -69,8 +69,10 @@ check "inspector tools/call over stdio" \
   2>"$work/server.log" &
 server_pid=$!
 url=
+# Wait for the whole announced line: it ends in /mcp, so a half-written
+# line (a read racing the write) never yields a truncated address.
 for _ in $(seq 300); do
-  url=$(sed -n 's/^corral: serving MCP at \(http:[^ ]*\)$/\1/p' "$work/server.log")
+  url=$(sed -n 's/^corral: serving MCP at \(http:[^ ]*\/mcp\)$/\1/p' "$work/server.log")
   [ -n "$url" ] && break
   kill -0 "$server_pid" 2>/dev/null || break
   sleep 0.1

@@ -98,8 +98,11 @@ impl ServeCmd {
                     .await
                     .with_context(|| format!("cannot listen on {addr}"))?;
                 let bound = listener.local_addr()?;
-                // One line on stderr a supervisor or test can wait for.
-                eprintln!("corral: serving MCP at http://{bound}/mcp");
+                // One line on stderr a supervisor or test can wait for,
+                // written with a single `write_all` so that a reader polling
+                // the log never sees half of the address (an unbuffered
+                // `eprintln!` writes each format piece separately).
+                announce(&format!("corral: serving MCP at http://{bound}/mcp\n"));
                 corral_mcp::http::serve(listener, server, &options, install_metrics()?, shutdown())
                     .await?;
             }
@@ -135,4 +138,11 @@ async fn shutdown() {
         _ = tokio::signal::ctrl_c() => {}
         () = terminate => {}
     }
+}
+
+/// Writes one whole line to stderr in a single `write_all`; a failed write
+/// (a closed stderr) is ignored, as the server keeps serving without it.
+fn announce(line: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
