@@ -308,8 +308,14 @@ impl ServerHandler for McpServer {
         // Parsed once by the transport; the host validates this value as is.
         let arguments = Value::Object(request.arguments.unwrap_or_default());
 
-        let mut options =
-            CallOptions::default().with_context(context_from_meta(request.meta.as_ref()));
+        // rmcp moves the request's `_meta` into the request context; read it
+        // there, and from the parameters should a transport leave it in place.
+        let meta = request
+            .meta
+            .as_ref()
+            .filter(|m| !m.0.is_empty())
+            .unwrap_or(&context.meta);
+        let mut options = CallOptions::default().with_context(context_from_meta(Some(meta)));
         let elicitation = context
             .peer
             .peer_info()
