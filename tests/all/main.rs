@@ -12,6 +12,7 @@ mod architecture;
 mod capabilities;
 mod cli;
 mod context;
+mod discovery;
 mod host_api;
 mod hostile;
 mod languages;

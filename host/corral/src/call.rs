@@ -156,7 +156,8 @@ pub struct CallOutput {
     pub duration: Duration,
     /// Fuel units the guest used (0 for a cached result).
     pub fuel_consumed: u64,
-    /// Sandboxed attempts it took: 1 without a retry, 0 for a cached result.
+    /// Sandboxed attempts it took: 1 without a retry, 0 for a cached result
+    /// or a one-shot tool's advice (no guest code ran).
     pub attempts: u32,
     /// Whether the result came from the result cache (no guest code ran).
     pub cache_hit: bool,

@@ -23,9 +23,10 @@ use std::time::Instant;
 use crate::compose::pipeline;
 use crate::compose::plan::{PLAN_TOOL, Plan};
 use crate::depgraph::ToolGraph;
+use crate::discovery::ToolGroup;
 use crate::error::{HostError, LoadError};
 use crate::loader::{self, Described, LoadContext};
-use crate::registry::{Registry, Tool};
+use crate::registry::{Builtin, Registry, Tool};
 use crate::resolver;
 use crate::spec::{ToolMetadata, ToolSpec};
 
@@ -37,6 +38,7 @@ pub struct Catalog {
     load_errors: Vec<LoadError>,
     plugins: BTreeMap<PathBuf, Described>,
     graph: ToolGraph,
+    groups: Vec<ToolGroup>,
 }
 
 impl Catalog {
@@ -74,6 +76,12 @@ impl Catalog {
             .tools()
             .any(|t| t.plugin().is_some_and(|p| std::ptr::eq(p, &*described.0)))
             .then(|| described.clone())
+    }
+
+    /// The tool groups of `groups.toml` that loaded, sorted by name, each
+    /// with its tools in this catalog.
+    pub fn groups(&self) -> &[ToolGroup] {
+        &self.groups
     }
 
     /// The files that failed to load, with reasons, sorted by path. A file
@@ -179,7 +187,10 @@ pub(crate) async fn load(
         tracing::error!("{err}; still serving the version with sha256 {sha256}");
     }
     load_errors.extend(resolve_errors);
-    registry.add_builtin(plan_tool_spec());
+    registry.add_builtin(plan_tool_spec(), Builtin::Plan);
+    if ctx.discovery.tool_search {
+        registry.add_builtin(crate::discovery::search::spec(), Builtin::Search);
+    }
     if let Some(dir) = ctx.plugin_dir {
         match pipeline::read(dir) {
             Ok(pipelines) => {
@@ -194,6 +205,15 @@ pub(crate) async fn load(
             Err(err) => load_errors.push(err),
         }
     }
+    let gated =
+        |tool: &Tool| crate::approval::requires_approval(tool.spec(), &ctx.discovery.required);
+    let (groups, group_errors) = crate::discovery::groups::apply(
+        ctx.plugin_dir,
+        &mut registry,
+        &ctx.discovery.selection,
+        &gated,
+    );
+    load_errors.extend(group_errors);
     let graph = reject_cycles(&mut registry, &mut load_errors);
     for err in &load_errors {
         tracing::error!("plugin not loaded: {err}");
@@ -222,6 +242,7 @@ pub(crate) async fn load(
             load_errors,
             plugins,
             graph,
+            groups,
         },
         kept,
     ))

@@ -351,6 +351,27 @@ pub enum LoadErrorReason {
         /// The tools of the cycle, the first repeated at the end.
         cycle: Vec<String>,
     },
+    /// `groups.toml` cannot be read as group definitions, or a selected
+    /// group is not declared.
+    #[error("tool groups: {0}")]
+    InvalidGroups(String),
+    /// A group includes a tool whose grants exceed the group's declared
+    /// permissions (reference 004's `ToolGroupPermission`, checked).
+    #[error(
+        "group `{group}` includes tool `{tool}`, which has permission `{permission}` \
+         ({grant}); add \"{permission}\" to the group's `permissions`, or leave the tool \
+         out with `exclude`"
+    )]
+    GroupPermission {
+        /// The group.
+        group: String,
+        /// The tool that exceeds it.
+        tool: String,
+        /// The permission the group lacks.
+        permission: String,
+        /// The grant (policy file and entry) that implies it.
+        grant: String,
+    },
     /// The plugin describes no tools at all.
     #[error("describes no tools; a plugin must provide at least one")]
     NoTools,

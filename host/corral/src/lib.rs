@@ -37,6 +37,7 @@ mod catalog;
 mod compose;
 mod context;
 mod depgraph;
+mod discovery;
 mod engine;
 mod error;
 mod health;
@@ -75,6 +76,9 @@ pub use compose::plan::{Plan, PlanError, PlanLimits, Step};
 pub use compose::{CallFuture, Caller};
 pub use context::ContextPolicy;
 pub use depgraph::ToolGraph;
+pub use discovery::one_shot::{LOOP_ID_KEY, LOOP_TTL, MAX_LOOPS};
+pub use discovery::search::{DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT, MAX_LIMIT as SEARCH_MAX_LIMIT};
+pub use discovery::{GROUPS_FILE, Permission, Selection, ToolGroup};
 pub use engine::{EPOCH_TICK, Engine};
 pub use error::{CallError, HostError, LoadError, LoadErrorReason};
 pub use health::{HealthReport, HealthStatus, ToolHealth};
@@ -82,7 +86,7 @@ pub use host::{Host, HostBuilder};
 pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective as effective_limits};
 pub use loader::{Plugin, plugin_files};
 pub use manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
-pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, check_name};
+pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
 pub use policy::{
     DirGrant, EnvGrant, HostPattern, POLICY_VERSION, Policy, PolicyError, policy_path,
 };

@@ -267,6 +267,8 @@ pub(crate) struct LoadContext<'a> {
     pub limits: LoadLimits,
     /// The instance pool's slots, shared with calls.
     pub permits: &'a Arc<Semaphore>,
+    /// `tool_search`, tool groups and the selection of served tools.
+    pub discovery: &'a crate::discovery::Discovery,
 }
 
 /// Compiles every file in parallel (reusing what `previous` already holds

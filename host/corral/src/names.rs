@@ -13,8 +13,14 @@ pub const MAX_NAME_LEN: usize = 64;
 /// The name of the built-in plan tool (reference 001). No plugin may use it.
 pub const PLAN_TOOL: &str = "execute_tool_plan";
 
+/// The name of the built-in search tool (reference 003, "Tool Discovery"),
+/// served when the host is built with
+/// [`HostBuilder::tool_search`](crate::HostBuilder::tool_search); reserved
+/// either way, so switching it on never collides with a plugin.
+pub const SEARCH_TOOL: &str = "tool_search";
+
 /// Names the host reserves for its own built-in tools.
-pub const RESERVED_NAMES: &[&str] = &[PLAN_TOOL];
+pub const RESERVED_NAMES: &[&str] = &[PLAN_TOOL, SEARCH_TOOL];
 
 /// Checks a tool name against the naming rule.
 ///

@@ -45,10 +45,19 @@ pub struct Tool {
 pub(crate) enum Provider {
     /// A plugin's component.
     Plugin(Arc<Plugin>),
-    /// A tool built into corral (`execute_tool_plan`).
-    Builtin,
+    /// A tool built into corral.
+    Builtin(Builtin),
     /// A pipeline from `pipelines.json`.
     Pipeline(Arc<Pipeline>),
+}
+
+/// Which built-in tool (their names are [`RESERVED_NAMES`](crate::names::RESERVED_NAMES)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Builtin {
+    /// `execute_tool_plan`.
+    Plan,
+    /// `tool_search`.
+    Search,
 }
 
 impl std::fmt::Debug for Tool {
@@ -127,7 +136,7 @@ impl Tool {
         match &self.provider {
             Provider::Plugin(plugin) => (plugin.name(), plugin.sha256()),
             Provider::Pipeline(_) => ("pipelines", ""),
-            Provider::Builtin => ("corral", ""),
+            Provider::Builtin(_) => ("corral", ""),
         }
     }
 
@@ -167,7 +176,7 @@ impl Registry {
     /// Registers a built-in tool. Its name must be one of
     /// [`RESERVED_NAMES`](crate::names::RESERVED_NAMES), which no plugin can
     /// take.
-    pub(crate) fn add_builtin(&mut self, spec: ToolSpec) {
+    pub(crate) fn add_builtin(&mut self, spec: ToolSpec, builtin: Builtin) {
         debug_assert!(crate::names::RESERVED_NAMES.contains(&spec.name.as_str()));
         let validator = jsonschema::validator_for(&spec.parameters)
             .expect("built-in tool schemas are valid JSON Schema");
@@ -176,7 +185,7 @@ impl Registry {
             Arc::new(Tool {
                 guest_name: spec.name.clone(),
                 spec,
-                provider: Provider::Builtin,
+                provider: Provider::Builtin(builtin),
                 validator,
                 output: None,
                 resilience: Default::default(),
@@ -189,6 +198,11 @@ impl Registry {
     pub(crate) fn remove_plugin(&mut self, path: &std::path::Path) {
         self.tools
             .retain(|_, tool| tool.plugin().is_none_or(|p| p.path() != path));
+    }
+
+    /// Keeps only the tools `keep` accepts.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Tool) -> bool) {
+        self.tools.retain(|_, tool| keep(tool));
     }
 
     /// The loaded name closest to `name`, for "did you mean" hints.

@@ -238,6 +238,9 @@ fn resolve_plugin(
         // a shown name is checked like any name.
         let guest_name = raw.name.clone();
         raw.name = policy.shown_name(&guest_name);
+        if let Some(description) = policy.descriptions.get(&guest_name) {
+            raw.description = description.clone();
+        }
         if let Some(note) = policy.notes.get(&guest_name) {
             raw.description = format!("{}\n\nNote: {note}", raw.description.trim_end());
         }

@@ -1,5 +1,5 @@
 //! Hot reload: watch the plugin directory and reload the host when a plugin,
-//! a policy or `pipelines.json` changes.
+//! a policy, `pipelines.json` or `groups.toml` changes.
 //!
 //! File events are debounced ([`DEBOUNCE`]) so that a burst of writes becomes
 //! one reload; a reload that sees a half-written file keeps the previous
@@ -45,6 +45,7 @@ fn relevant(path: &Path) -> bool {
     name.ends_with(".wasm")
         || name.ends_with(".policy.toml")
         || name == crate::compose::pipeline::PIPELINES_FILE
+        || name == crate::discovery::GROUPS_FILE
 }
 
 /// Starts watching `dir`, and runs `reload` after each quiet burst of

@@ -80,6 +80,17 @@ pub struct GlobalArgs {
     /// Compile every plugin instead of using the precompiled cache
     #[arg(long, global = true)]
     no_cache: bool,
+    /// Serve the built-in `tool_search` tool (free text, `category:NAME`,
+    /// `info:TOOL`, `list`)
+    #[arg(long, global = true)]
+    tool_search: bool,
+    /// Serve only these tool groups (comma-separated names from the plugin
+    /// directory's groups.toml), plus the built-in tools
+    #[arg(long, global = true, value_name = "GROUP,...", value_delimiter = ',')]
+    groups: Vec<String>,
+    /// Do not serve tools whose names match this regular expression
+    #[arg(long, global = true, value_name = "REGEX")]
+    exclude_tools: Option<regex::Regex>,
     /// Log more on stderr: default errors only, -v info, -vv debug, -vvv trace
     /// (RUST_LOG overrides)
     #[arg(short, long, global = true, action = ArgAction::Count)]
@@ -119,10 +130,15 @@ impl GlobalArgs {
             (Some(dir), false) => ComponentCache::in_dir(dir),
             (None, false) => ComponentCache::user_default(),
         };
-        let builder = Host::builder()
+        let mut builder = Host::builder()
             .plugin_dir(&dir)
             .limits(self.limits()?)
-            .cache(cache);
+            .cache(cache)
+            .tool_search(self.tool_search)
+            .groups(self.groups.iter().cloned());
+        if let Some(pattern) = &self.exclude_tools {
+            builder = builder.exclude_tools(pattern.clone());
+        }
         let host = configure(builder)?.build().await.map_err(|err| match err {
             HostError::PluginDir { .. } => anyhow::Error::new(err).context(format!(
                 "no plugins at {} (build the sample tools with scripts/build-guests.sh, \

@@ -21,6 +21,7 @@ use crate::caps::DescribeCaps;
 use crate::catalog;
 use crate::compose::plan::PlanLimits;
 use crate::context::{ContextConfig, ContextPolicy};
+use crate::discovery::Discovery;
 use crate::engine::Engine;
 use crate::error::HostError;
 use crate::limits::{Limits, PoolConfig};
@@ -63,6 +64,7 @@ pub struct HostBuilder {
     context: ContextConfig,
     layers: Vec<LayerFn>,
     resolver: Arc<dyn Resolver>,
+    discovery: Discovery,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -93,6 +95,7 @@ impl Default for HostBuilder {
             context: ContextConfig::default(),
             layers: Vec::new(),
             resolver: Arc::new(SystemResolver),
+            discovery: Discovery::default(),
         }
     }
 }
@@ -282,6 +285,35 @@ impl HostBuilder {
         self
     }
 
+    /// Serves the built-in `tool_search` (reference 003, "Tool Discovery";
+    /// query forms in `ARCHITECTURE.md` and the README): fuzzy search over
+    /// the served tools' names, descriptions and keywords, `category:`,
+    /// `info:` and `list`. Default: off (the name stays reserved).
+    #[must_use]
+    pub fn tool_search(mut self, on: bool) -> Self {
+        self.discovery.tool_search = on;
+        self
+    }
+
+    /// Serves only the members of these tool groups (declared in the plugin
+    /// directory's `groups.toml`, see [`ToolGroup`](crate::ToolGroup)) and
+    /// the built-in tools. A group that is not declared, or that fails its
+    /// permission check, serves nothing and is a load error. Default: no
+    /// group selection (every tool).
+    #[must_use]
+    pub fn groups<I: IntoIterator<Item = S>, S: Into<String>>(mut self, groups: I) -> Self {
+        self.discovery.selection.groups = groups.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Does not serve tools whose names match `pattern` (applied after the
+    /// group selection; built-in tools included). Default: none.
+    #[must_use]
+    pub fn exclude_tools(mut self, pattern: regex::Regex) -> Self {
+        self.discovery.selection.exclude = Some(pattern);
+        self
+    }
+
     /// Creates the engine, loads and resolves the plugins.
     ///
     /// A plugin that fails to load does not fail the build: it is reported by
@@ -315,6 +347,10 @@ impl HostBuilder {
         let permits = Arc::new(tokio::sync::Semaphore::new(
             self.pool.max_concurrent_instances as usize,
         ));
+        let discovery = Discovery {
+            required: self.required.clone(),
+            ..self.discovery
+        };
         let (catalog, _) = catalog::load(
             &LoadContext {
                 engine: &engine,
@@ -323,6 +359,7 @@ impl HostBuilder {
                 plugin_dir: self.plugin_dir.as_deref(),
                 limits: load_limits,
                 permits: &permits,
+                discovery: &discovery,
             },
             None,
         )
@@ -374,6 +411,8 @@ impl HostBuilder {
                     required: self.required,
                     context: self.context,
                     dispatch,
+                    health: Default::default(),
+                    loops: Default::default(),
                 },
                 engine,
                 linker,
@@ -384,7 +423,7 @@ impl HostBuilder {
                 catalog: RwLock::new(Arc::new(catalog)),
                 reloading: tokio::sync::Mutex::new(()),
                 changes,
-                health: Default::default(),
+                discovery,
             }),
         })
     }

@@ -66,8 +66,8 @@ struct HostInner {
     reloading: tokio::sync::Mutex<()>,
     /// The generation of the catalog whenever the tool set changes.
     changes: watch::Sender<u64>,
-    /// Every tool's recent calls.
-    health: crate::health::HealthRegistry,
+    /// `tool_search`, groups and the selection, for every reload.
+    discovery: crate::discovery::Discovery,
 }
 
 impl std::fmt::Debug for Host {
@@ -139,6 +139,7 @@ impl Host {
                 plugin_dir: self.inner.plugin_dir.as_deref(),
                 limits: self.inner.load_limits,
                 permits: &self.inner.permits,
+                discovery: &self.inner.discovery,
             },
             Some(&previous),
         )
@@ -170,7 +171,7 @@ impl Host {
     }
 
     /// Watches the plugin directory and reloads ([`Host::reload`]) when a
-    /// plugin, a policy or `pipelines.json` changes, until the returned
+    /// plugin, a policy, `pipelines.json` or `groups.toml` changes, until the returned
     /// [`Watcher`](crate::Watcher) is dropped. Call it inside a tokio
     /// runtime.
     ///
@@ -305,12 +306,13 @@ impl Host {
         if let Some(tool) = tool {
             // The tool's health counts its own failures and real runs only.
             let ok = match &result {
-                Ok(out) => (!out.cache_hit).then_some(true),
+                Ok(out) => (!out.cache_hit && out.attempts > 0).then_some(true),
                 Err(err) => crate::resilience::is_tool_failure(err).then_some(false),
             };
             if let Some(ok) = ok {
                 let thresholds = &tool.resilience().health;
                 self.inner
+                    .env
                     .health
                     .record(name, thresholds, ok, started.elapsed());
             }
@@ -337,7 +339,7 @@ impl Host {
     /// its recent calls in this process.
     pub fn health(&self) -> crate::health::HealthReport {
         let catalog = self.catalog();
-        self.inner.health.report(
+        self.inner.env.health.report(
             catalog
                 .tools()
                 .map(|t| (t.spec().name.as_str(), &t.resilience().health)),
@@ -347,7 +349,7 @@ impl Host {
     /// The health of one tool, `None` for an unknown tool.
     pub fn health_of(&self, tool: &str) -> Option<crate::health::ToolHealth> {
         let tool = self.tool(tool)?;
-        let report = self.inner.health.report(std::iter::once((
+        let report = self.inner.env.health.report(std::iter::once((
             tool.spec().name.as_str(),
             &tool.resilience().health,
         )));
@@ -358,7 +360,7 @@ impl Host {
     /// it, e.g. to send MCP's `notifications/tools/list_changed` (a `DOWN`
     /// tool's description gains a note).
     pub fn subscribe_health(&self) -> watch::Receiver<u64> {
-        self.inner.health.subscribe()
+        self.inner.env.health.subscribe()
     }
 
     /// Validates plan JSON text against the plan rules and the loaded tools.

@@ -50,15 +50,23 @@
 //! prefix = "acme_"               # prepended to every tool name
 //! rename = { notes_list = "list_notes" }
 //! notes = { notes_delete = "Only delete drafts the user named." }
+//! descriptions = { notes_list = "Lists the user's saved notes by name." }
+//!
+//! [one_shot]                     # at most one call per agent loop (context key `loop_id`)
+//! notes_list = "You already listed the notes in this loop; use that list."
 //! ```
 //!
-//! Tool names in `approval`, `rename` and `notes` are the names the plugin
-//! itself declares (before prefix and renames). A note is appended to the tool's
-//! description (reference 004's `withNote`). Limits above the host's maximums
+//! Tool names in `approval`, `presentation`, `one_shot` and `resilience` are
+//! the names the plugin itself declares (before prefix and renames). A
+//! description replaces the plugin's own (reference 004's `withDescription`);
+//! a note is appended to the tool's description (`withNote`), after any
+//! replacement. A second call of a one-shot tool in the same loop returns
+//! its advice without running the guest. Limits above the host's maximums
 //! ([`HostBuilder::max_limits`](crate::HostBuilder::max_limits)) keep the plugin
 //! from loading.
 
 mod describe;
+mod presentation;
 mod raw;
 pub mod types;
 
@@ -178,6 +186,12 @@ pub struct Policy {
     pub rename: BTreeMap<String, String>,
     /// Notes appended to tool descriptions, by the plugin's tool name.
     pub notes: BTreeMap<String, String>,
+    /// Descriptions that replace the plugin's own, by the plugin's tool name
+    /// (reference 004's `withDescription`); a note is still appended.
+    pub descriptions: BTreeMap<String, String>,
+    /// One-shot-per-loop tools and their advice, by the plugin's tool name
+    /// (`[one_shot]`; see reference 004's `OneShotPerLoopTool`).
+    pub one_shot: BTreeMap<String, String>,
     /// Retry, circuit breaker, rate limit, cache, health and audit settings
     /// (`[resilience]`, per plugin and per tool).
     pub resilience: crate::resilience::config::ResiliencePolicy,
@@ -200,6 +214,8 @@ impl Policy {
             prefix: None,
             rename: BTreeMap::new(),
             notes: BTreeMap::new(),
+            descriptions: BTreeMap::new(),
+            one_shot: BTreeMap::new(),
             resilience: Default::default(),
         }
     }
@@ -423,27 +439,15 @@ impl Policy {
         }
 
         if let Some(p) = raw.presentation {
-            if let Some(prefix) = p.prefix {
-                let value = prefix.get_ref();
-                if value.is_empty() || !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                {
-                    return Err(at(
-                        prefix.span(),
-                        format!("prefix `{value}` may only use letters, digits and `_`"),
-                    ));
-                }
-                policy.prefix = Some(value.clone());
-            }
-            for (from, to) in p.rename {
-                crate::names::check_name(to.get_ref())
-                    .map_err(|m| at(to.span(), format!("rename of `{from}`: {m}")))?;
-                policy.rename.insert(from, to.into_inner());
-            }
-            for (tool, note) in p.notes {
-                crate::text::check(&format!("the note of `{tool}`"), note.get_ref())
-                    .map_err(|m| at(note.span(), m))?;
-                policy.notes.insert(tool, note.into_inner());
-            }
+            presentation::apply(p, &mut policy, &at)?;
+        }
+        for (tool, advice) in raw.one_shot.unwrap_or_default() {
+            crate::text::check(
+                &format!("the one-shot advice of `{tool}`"),
+                advice.get_ref(),
+            )
+            .map_err(|m| at(advice.span(), m))?;
+            policy.one_shot.insert(tool, advice.into_inner());
         }
         Ok(policy)
     }
@@ -472,6 +476,12 @@ impl Policy {
                     .keys()
                     .map(|n| ("presentation.notes", n.as_str())),
             )
+            .chain(
+                self.descriptions
+                    .keys()
+                    .map(|n| ("presentation.descriptions", n.as_str())),
+            )
+            .chain(self.one_shot.keys().map(|n| ("one_shot", n.as_str())))
             .chain(
                 self.resilience
                     .tools

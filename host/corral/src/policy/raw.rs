@@ -21,6 +21,7 @@ pub(super) struct RawPolicy {
     pub(super) context: Option<Spanned<RawContext>>,
     pub(super) presentation: Option<RawPresentation>,
     pub(super) resilience: Option<Spanned<RawResilience>>,
+    pub(super) one_shot: Option<BTreeMap<String, Spanned<String>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,4 +114,6 @@ pub(super) struct RawPresentation {
     pub(super) rename: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
     pub(super) notes: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    pub(super) descriptions: BTreeMap<String, Spanned<String>>,
 }

@@ -8,6 +8,8 @@
 //! 2. **validate** ([`validate`]): the arguments parsed once into a JSON
 //!    value, checked to be an object and against the tool's schema. No guest
 //!    code runs for invalid arguments.
+//!    Then **one-shot** ([`LoopMemo`](crate::discovery::one_shot)): a
+//!    one-shot tool called again in the same loop returns its advice here.
 //! 3. **effective limits** ([`limits::effective`](crate::limits::effective)):
 //!    host defaults, then the plugin's policy, then the per-call override,
 //!    which only tightens.
@@ -26,6 +28,7 @@
 //! Invariants: a stage never re-parses what an earlier one parsed; every
 //! plugin call reaches the sandbox with limits from step 3 and nothing else.
 
+mod builtin;
 mod classify;
 mod dispatch;
 mod gate;
@@ -43,12 +46,11 @@ use crate::approval::gate::Gatekeeper;
 use crate::call::{CallOptions, CallOutput};
 use crate::catalog::Catalog;
 use crate::compose::Caller;
-use crate::compose::plan::{Plan, PlanLimits};
+use crate::compose::plan::PlanLimits;
 use crate::context::ContextConfig;
 use crate::error::CallError;
 use crate::limits::{self, Limits, PoolConfig};
 use crate::registry::Provider;
-use crate::spec::ReturnBehavior;
 
 pub(crate) use dispatch::PluginDispatch;
 pub use dispatch::{DispatchService, Invocation};
@@ -73,6 +75,10 @@ pub(crate) struct CallEnv {
     pub context: ContextConfig,
     /// The dispatch stage of plugin tools, with its layers.
     pub dispatch: DispatchService,
+    /// Every tool's recent calls (reported by `tool_search`'s `info:`).
+    pub health: crate::health::HealthRegistry,
+    /// Which loops already made their one call of a one-shot tool.
+    pub loops: crate::discovery::one_shot::LoopMemo,
 }
 
 /// Runs stages 1 to 6 for one call of `name`. `host` is the caller that plan
@@ -91,8 +97,11 @@ pub(crate) async fn run<H: Caller + Clone + 'static>(
     started: Instant,
 ) -> Result<CallOutput, CallError> {
     let tool = resolve::tool(&catalog, name)?;
-    let plan_tools = matches!(tool.provider(), Provider::Builtin).then_some(catalog);
+    let builtin_catalog = matches!(tool.provider(), Provider::Builtin(_)).then_some(catalog);
     let arguments = validate::arguments(&tool, arguments)?;
+    if let Some(advice) = env.loops.check(&tool, options, started) {
+        return Ok(advice);
+    }
     let limits = match tool.provider() {
         Provider::Plugin(plugin) => {
             let limits = limits::effective(
@@ -108,7 +117,7 @@ pub(crate) async fn run<H: Caller + Clone + 'static>(
                 })?;
             Some(limits)
         }
-        Provider::Builtin | Provider::Pipeline(_) => None,
+        Provider::Builtin(_) | Provider::Pipeline(_) => None,
     };
     let arguments = gate::declared(env, &tool, arguments, options).await?;
     match tool.provider() {
@@ -134,39 +143,17 @@ pub(crate) async fn run<H: Caller + Clone + 'static>(
             crate::compose::pipeline::run(host, name, pipeline, &arguments.value, options, started)
                 .await
         }
-        Provider::Builtin => {
-            let Some(catalog) = plan_tools else {
+        Provider::Builtin(builtin) => {
+            let Some(catalog) = builtin_catalog else {
                 return Err(CallError::Internal {
                     tool: name.to_string(),
-                    message: "the plan tool lost its catalog".into(),
+                    message: "the built-in tool lost its catalog".into(),
                 });
             };
-            let plan = Plan::from_value(
-                arguments.value.as_ref().clone(),
-                arguments.text.len(),
-                &env.plan_limits,
-                |t| catalog.tool(t).is_some(),
+            builtin::run(
+                env, catalog, host, *builtin, name, &arguments, options, started,
             )
-            .map_err(|err| CallError::InvalidArguments {
-                tool: name.to_string(),
-                problems: err.problems,
-                code: None,
-            })?;
-            drop(catalog);
-            let caller: Arc<dyn Caller> = Arc::new(host.clone());
-            let result =
-                crate::compose::plan::execute::run(caller, &plan, &env.plan_limits, options).await;
-            let json = result.to_json();
-            Ok(CallOutput {
-                tool: name.to_string(),
-                text: json.to_string(),
-                json: Some(json),
-                return_behavior: ReturnBehavior::ToLlm,
-                duration: started.elapsed(),
-                fuel_consumed: result.fuel_consumed(),
-                attempts: 1,
-                cache_hit: false,
-            })
+            .await
         }
     }
 }

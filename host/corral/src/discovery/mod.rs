@@ -1,0 +1,28 @@
+//! Discovery for large tool sets (references 003 and 004): the built-in
+//! `tool_search` ([`search`]), tool groups and the selection of served tools
+//! ([`groups`]), and one-shot-per-loop tools ([`one_shot`]).
+//!
+//! Each part is applied at one place: search is a built-in tool the stages
+//! dispatch; the selection filters the registry when a catalog is built, so an
+//! unselected tool is unknown to every path (list, call, plan, MCP); one-shot
+//! is a stage between validation and the gate.
+
+pub(crate) mod groups;
+pub(crate) mod one_shot;
+pub(crate) mod search;
+
+use std::collections::BTreeSet;
+
+pub use groups::{GROUPS_FILE, Permission, Selection, ToolGroup};
+
+/// What catalog building needs for discovery, fixed when the host is built.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Discovery {
+    /// Whether `tool_search` is served.
+    pub tool_search: bool,
+    /// Which tools are served.
+    pub selection: Selection,
+    /// Tools the host's configuration gates (for the `approval-gated`
+    /// permission, through the one gate rule).
+    pub required: BTreeSet<String>,
+}
