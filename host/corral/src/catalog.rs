@@ -205,8 +205,7 @@ pub(crate) async fn load(
             Err(err) => load_errors.push(err),
         }
     }
-    let gated =
-        |tool: &Tool| crate::approval::requires_approval(tool.spec(), &ctx.discovery.required);
+    let gated = |tool: &Tool| crate::approval::requires_approval(tool.spec(), ctx.required);
     let (groups, group_errors) = crate::discovery::groups::apply(
         ctx.plugin_dir,
         &mut registry,

@@ -216,6 +216,15 @@ impl HealthRegistry {
         HealthReport { status, tools }
     }
 
+    /// The health of one tool under `thresholds`.
+    pub(crate) fn of(&self, tool: &str, thresholds: &HealthThresholds) -> ToolHealth {
+        let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        windows
+            .get(tool)
+            .unwrap_or(&Window::default())
+            .health(tool, thresholds)
+    }
+
     /// A receiver bumped whenever a tool goes DOWN or recovers.
     pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()

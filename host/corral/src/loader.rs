@@ -269,6 +269,9 @@ pub(crate) struct LoadContext<'a> {
     pub permits: &'a Arc<Semaphore>,
     /// `tool_search`, tool groups and the selection of served tools.
     pub discovery: &'a crate::discovery::Discovery,
+    /// Tools the host's configuration gates (the `approval-gated`
+    /// permission of tool groups asks the one gate rule with them).
+    pub required: &'a std::collections::BTreeSet<String>,
 }
 
 /// Compiles every file in parallel (reusing what `previous` already holds

@@ -11,8 +11,6 @@ pub(crate) mod groups;
 pub(crate) mod one_shot;
 pub(crate) mod search;
 
-use std::collections::BTreeSet;
-
 pub use groups::{GROUPS_FILE, Permission, Selection, ToolGroup};
 
 /// What catalog building needs for discovery, fixed when the host is built.
@@ -22,7 +20,4 @@ pub(crate) struct Discovery {
     pub tool_search: bool,
     /// Which tools are served.
     pub selection: Selection,
-    /// Tools the host's configuration gates (for the `approval-gated`
-    /// permission, through the one gate rule).
-    pub required: BTreeSet<String>,
 }

@@ -347,10 +347,7 @@ impl HostBuilder {
         let permits = Arc::new(tokio::sync::Semaphore::new(
             self.pool.max_concurrent_instances as usize,
         ));
-        let discovery = Discovery {
-            required: self.required.clone(),
-            ..self.discovery
-        };
+        let discovery = self.discovery;
         let (catalog, _) = catalog::load(
             &LoadContext {
                 engine: &engine,
@@ -360,6 +357,7 @@ impl HostBuilder {
                 limits: load_limits,
                 permits: &permits,
                 discovery: &discovery,
+                required: &self.required,
             },
             None,
         )

@@ -140,6 +140,7 @@ impl Host {
                 limits: self.inner.load_limits,
                 permits: &self.inner.permits,
                 discovery: &self.inner.discovery,
+                required: &self.inner.env.required,
             },
             Some(&previous),
         )
@@ -349,11 +350,12 @@ impl Host {
     /// The health of one tool, `None` for an unknown tool.
     pub fn health_of(&self, tool: &str) -> Option<crate::health::ToolHealth> {
         let tool = self.tool(tool)?;
-        let report = self.inner.env.health.report(std::iter::once((
-            tool.spec().name.as_str(),
-            &tool.resilience().health,
-        )));
-        report.tools.into_iter().next()
+        Some(
+            self.inner
+                .env
+                .health
+                .of(&tool.spec().name, &tool.resilience().health),
+        )
     }
 
     /// A receiver that changes whenever a tool goes `DOWN` or recovers from

@@ -58,16 +58,9 @@ pub(super) async fn run<H: Caller + Clone + 'static>(
                 crate::approval::requires_approval(tool.spec(), &env.required)
             };
             let health = |tool: &str| -> Value {
-                let report = env.health.report(
-                    catalog
-                        .tool(tool)
-                        .map(|t| (tool, &t.resilience().health))
-                        .into_iter(),
-                );
-                report
-                    .tools
-                    .into_iter()
-                    .next()
+                catalog
+                    .tool(tool)
+                    .map(|t| env.health.of(tool, &t.resilience().health))
                     .and_then(|h| serde_json::to_value(h).ok())
                     .unwrap_or(Value::Null)
             };
