@@ -12,7 +12,7 @@ fn corral_bin() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_corral"))
 }
 
-fn corral(plugins: &std::path::Path, args: &[&str]) -> Output {
+pub(crate) fn corral(plugins: &std::path::Path, args: &[&str]) -> Output {
     let cache = crate::support::cache_dir();
     std::process::Command::new(corral_bin())
         .arg("--plugins")
@@ -25,7 +25,7 @@ fn corral(plugins: &std::path::Path, args: &[&str]) -> Output {
         .expect("run corral")
 }
 
-fn stdout_json(out: &Output) -> Value {
+pub(crate) fn stdout_json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is not JSON ({e}): {}\nstderr: {}",
@@ -221,7 +221,7 @@ fn plan_runs_the_example_with_waves_references_and_a_skip() {
     assert!(String::from_utf8_lossy(&dot.stdout).contains("\"words\" -> \"ratio\";"));
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

@@ -4,6 +4,7 @@
 use corral::{CallError, CallOptions, Host};
 use serde_json::{Value, json};
 
+use crate::cli;
 use crate::support::{HOSTILE, SAMPLES, host, plugin_dir};
 
 async fn hosts() -> (tempfile::TempDir, Host) {
@@ -236,4 +237,71 @@ async fn steps_report_fuel_and_return_behavior_and_the_plan_sums_the_fuel() {
     assert_eq!(step(&json, "a")["return_behavior"], "to_llm");
     assert_eq!(step(&json, "c")["fuel_consumed"], 0);
     assert!(step(&json, "c").get("return_behavior").is_none());
+}
+
+/// `corral plan` is a call of `execute_tool_plan` like any other.
+#[test]
+fn plan_takes_the_one_call_path_exclusion_gate_and_record() {
+    let dir = plugin_dir(SAMPLES);
+    let example = crate::support::repository_root().join("examples/plans/report.json");
+    let example = example.to_str().expect("utf-8 path");
+    // --exclude-tools hides the plan tool from `corral plan` as from MCP.
+    let out = cli::corral(
+        dir.path(),
+        &["--exclude-tools", "^execute_tool_plan$", "plan", example],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", cli::stderr(&out));
+    assert!(
+        cli::stderr(&out).contains("unknown tool `execute_tool_plan`"),
+        "{}",
+        cli::stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "no step ran");
+
+    // --require-approval gates it: with nobody to decide, nothing runs...
+    let gate = ["plan", example, "--require-approval", "execute_tool_plan"];
+    let out = cli::corral(dir.path(), &gate);
+    assert_eq!(out.status.code(), Some(2), "{}", cli::stderr(&out));
+    assert!(
+        cli::stderr(&out).contains("pass --approve auto|deny|console|rules:FILE"),
+        "{}",
+        cli::stderr(&out)
+    );
+    // ...a denial stops it...
+    let state = tempfile::tempdir().expect("temp dir");
+    let audit = state.path().join("audit.jsonl");
+    let audit_arg = audit.to_str().expect("utf-8");
+    let denied = [&gate[..], &["--approve", "deny", "--audit-log", audit_arg]].concat();
+    let out = cli::corral(dir.path(), &denied);
+    assert_eq!(out.status.code(), Some(1), "{}", cli::stderr(&out));
+    assert!(
+        cli::stderr(&out).contains("Rejected by reviewer"),
+        "{}",
+        cli::stderr(&out)
+    );
+    // ...and an approval runs it, recorded in the audit log like any call.
+    let approved = [
+        &gate[..],
+        &["--approve", "auto", "--audit-log", audit_arg, "--json"],
+    ]
+    .concat();
+    let out = cli::corral(dir.path(), &approved);
+    assert_eq!(
+        cli::stdout_json(&out)["status"],
+        "partial",
+        "{}",
+        cli::stderr(&out)
+    );
+    let log = std::fs::read_to_string(&audit).expect("audit log");
+    let records: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(records.len(), 2, "{log}");
+    assert!(
+        records.iter().all(|r| r["tool"] == "execute_tool_plan"),
+        "{log}"
+    );
+    assert_eq!(records[0]["decision"], "exit_early", "{log}");
+    assert_eq!(records[1]["decision"], "continue", "{log}");
 }

@@ -27,7 +27,7 @@ use crate::discovery::ToolGroup;
 use crate::error::{HostError, LoadError};
 use crate::loader::{self, Described, LoadContext};
 use crate::registry::{Builtin, Registry, Tool};
-use crate::resolver;
+use crate::resolver::{self, ResolveEnv};
 use crate::spec::{ToolMetadata, ToolSpec};
 
 /// The tools a host serves at one moment.
@@ -155,11 +155,18 @@ pub(crate) async fn load(
     // tool it lacks, a name another plugin already serves) also falls back to
     // the version being served, and plugins served unchanged come first, so a
     // newcomer can never take a name away from a working tool.
+    let env = ResolveEnv {
+        previous: previous.map(|c| &c.registry),
+        switches: &ctx.limits.switches,
+        required: ctx.required,
+        limits: &ctx.limits.call,
+        pool: &ctx.limits.pool,
+        states: ctx.states,
+    };
     let (mut registry, resolve_errors) = loop {
         let mut ordered = described.clone();
         ordered.sort_by_key(|d| !served(d.0.path()).is_some_and(|old| Arc::ptr_eq(&old.0, &d.0)));
-        let (registry, errors) =
-            resolver::resolve(ordered, previous.map(|c| &c.registry), &ctx.limits.switches);
+        let (registry, errors) = resolver::resolve(ordered, &env);
         let mut reverted = false;
         for err in &errors {
             let Some(old) = served(&err.path) else {
@@ -187,9 +194,13 @@ pub(crate) async fn load(
         tracing::error!("{err}; still serving the version with sha256 {sha256}");
     }
     load_errors.extend(resolve_errors);
-    registry.add_builtin(plan_tool_spec(), Builtin::Plan);
+    let plan = plan_tool_spec();
+    let facts = env.facts_of_own(&plan);
+    registry.add_builtin(plan, Builtin::Plan, facts);
     if ctx.discovery.tool_search {
-        registry.add_builtin(crate::discovery::search::spec(), Builtin::Search);
+        let search = crate::discovery::search::spec();
+        let facts = env.facts_of_own(&search);
+        registry.add_builtin(search, Builtin::Search, facts);
     }
     if let Some(dir) = ctx.plugin_dir {
         match pipeline::read(dir) {
@@ -200,18 +211,14 @@ pub(crate) async fn load(
                     &path,
                     pipelines,
                     &ctx.limits.caps,
+                    &env,
                 ));
             }
             Err(err) => load_errors.push(err),
         }
     }
-    let gated = |tool: &Tool| crate::approval::requires_approval(tool.spec(), ctx.required);
-    let (groups, group_errors) = crate::discovery::groups::apply(
-        ctx.plugin_dir,
-        &mut registry,
-        &ctx.discovery.selection,
-        &gated,
-    );
+    let (groups, group_errors) =
+        crate::discovery::groups::apply(ctx.plugin_dir, &mut registry, &ctx.discovery.selection);
     load_errors.extend(group_errors);
     let graph = reject_cycles(&mut registry, &mut load_errors);
     for err in &load_errors {

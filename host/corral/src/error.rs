@@ -165,6 +165,16 @@ pub enum CallError {
         /// What is missing and how to fix it.
         message: String,
     },
+    /// The call's own limits ([`CallOptions::limits`](crate::CallOptions::limits))
+    /// are unusable: a knob set to zero. No guest code ran. The caller's
+    /// mistake: fix the override and call again.
+    #[error("invalid limits for a call of `{tool}`: {problem}")]
+    InvalidLimits {
+        /// The tool.
+        tool: String,
+        /// Which knob, and what to do instead.
+        problem: String,
+    },
     /// The host could not set up the sandbox (for example the instance pool is
     /// misconfigured). Not the tool's fault.
     #[error("corral could not run tool `{tool}`: {message}")]
@@ -181,7 +191,7 @@ impl CallError {
     /// `invalid_arguments`, `tool_failed`, `rejected`, `out_of_fuel`, `timeout`,
     /// `memory_limit`, `stack_overflow`, `output_too_large`, `output_invalid`,
     /// `circuit_open`, `rate_limited`, `trapped`,
-    /// `configuration`, `internal`.
+    /// `configuration`, `invalid_limits`, `internal`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::UnknownTool { .. } => "unknown_tool",
@@ -198,6 +208,7 @@ impl CallError {
             Self::RateLimited { .. } => "rate_limited",
             Self::Trapped { .. } => "trapped",
             Self::Configuration { .. } => "configuration",
+            Self::InvalidLimits { .. } => "invalid_limits",
             Self::Internal { .. } => "internal",
         }
     }
@@ -234,6 +245,7 @@ impl CallError {
             | Self::RateLimited { tool, .. }
             | Self::Trapped { tool, .. }
             | Self::Configuration { tool, .. }
+            | Self::InvalidLimits { tool, .. }
             | Self::Internal { tool, .. } => tool,
         }
     }

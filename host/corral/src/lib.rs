@@ -92,8 +92,9 @@ pub use policy::{
 };
 pub use registry::Tool;
 pub use resilience::{
-    AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,
-    ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
+    AuditConfig, AuditLevel, BreakerConfig, CacheConfig, DEFAULT_MAX_CONTEXT_KEYS,
+    HealthThresholds, Per, RateLimitConfig, ResiliencePolicy, ResilienceSwitches, ResilienceTable,
+    RetryConfig, RuntimeStats, ToolResilience,
 };
 pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};
 pub use sandbox::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, SLICE_TICKS};

@@ -58,6 +58,10 @@ pub(crate) struct LoadLimits {
     pub max: Limits,
     /// Which resilience layers the host runs.
     pub switches: crate::resilience::config::ResilienceSwitches,
+    /// The host's default limits of a call (before each plugin's policy).
+    pub call: Limits,
+    /// The pool every call runs in.
+    pub pool: crate::limits::PoolConfig,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -272,6 +276,8 @@ pub(crate) struct LoadContext<'a> {
     /// Tools the host's configuration gates (the `approval-gated`
     /// permission of tool groups asks the one gate rule with them).
     pub required: &'a std::collections::BTreeSet<String>,
+    /// Counts the per-tool runtime states alive.
+    pub states: &'a crate::resilience::state::StateCount,
 }
 
 /// Compiles every file in parallel (reusing what `previous` already holds

@@ -15,8 +15,6 @@
 use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
-use crate::limits::Limits;
-use crate::registry::Tool;
 
 /// The manifest format's version.
 pub const MANIFEST_VERSION: &str = "1.0";
@@ -24,13 +22,9 @@ pub const MANIFEST_VERSION: &str = "1.0";
 /// The JSON Schema (draft 2020-12) of the manifest.
 pub const MANIFEST_SCHEMA: &str = include_str!("../manifest.schema.json");
 
-/// The manifest of `catalog`, with `host_limits` as the defaults a plugin's
-/// policy changes and `gated` the declared-gate rule.
-pub(crate) fn build(
-    catalog: &Catalog,
-    host_limits: &Limits,
-    gated: impl Fn(&Tool) -> bool,
-) -> Value {
+/// The manifest of `catalog` (each tool's limits and gate as the catalog
+/// decided them when it was built).
+pub(crate) fn build(catalog: &Catalog) -> Value {
     let graph = catalog.tool_graph();
     let tools: Vec<Value> = catalog
         .tools()
@@ -40,7 +34,7 @@ pub(crate) fn build(
             let r = tool.resilience();
             let (provider, limits, grants) = match tool.plugin() {
                 Some(plugin) => {
-                    let l = crate::limits::effective(host_limits, &plugin.policy().limits, None);
+                    let l = tool.limits().copied().unwrap_or_default();
                     (
                         json!({
                             "kind": "plugin",
@@ -92,7 +86,7 @@ pub(crate) fn build(
                     "health": r.health,
                 },
                 "security": {
-                    "requiresApproval": gated(tool),
+                    "requiresApproval": tool.requires_approval(),
                     "audit": r.audit,
                 },
                 "provider": provider,

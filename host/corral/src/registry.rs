@@ -9,7 +9,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::compose::pipeline::Pipeline;
+use crate::limits::Limits;
 use crate::loader::Plugin;
+use crate::resilience::state::ToolState;
 use crate::spec::ToolSpec;
 
 /// A spec that passed every resolver rule, with its compiled schemas.
@@ -26,19 +28,20 @@ pub(crate) struct Checked {
 /// arguments.
 pub struct Tool {
     spec: ToolSpec,
-    /// The name the plugin itself uses for the tool (before a policy's prefix
-    /// and renames); what the guest's `call` receives.
-    guest_name: String,
     provider: Provider,
     validator: jsonschema::Validator,
     /// Validates successful results, when the tool declares an output schema.
     output: Option<jsonschema::Validator>,
-    /// The effective resilience configuration.
-    resilience: crate::resilience::config::ToolResilience,
-    /// Held during a call when the tool is not parallelizable. Shared with
-    /// the tool of the same name in the previous catalog, so a call started
-    /// before a reload and one started after it never overlap.
-    pub(crate) serial: Arc<tokio::sync::Mutex<()>>,
+    /// Runtime state (caches, limiters, circuit, health window, serial
+    /// lock) and the effective resilience settings it was built for.
+    state: Arc<ToolState>,
+    /// Whether calls pass the declared approval gate, decided once when the
+    /// catalog is built ([`approval::requires_approval`](crate::approval::requires_approval)).
+    gated: bool,
+    /// A plugin tool's limits before any per-call override
+    /// ([`limits::effective`](crate::limits::effective)), checked against the
+    /// pool when the catalog is built; `None` for pipelines and built-ins.
+    limits: Option<Limits>,
 }
 
 /// What runs when a tool is called.
@@ -72,28 +75,44 @@ impl std::fmt::Debug for Tool {
 impl Tool {
     /// A resolved tool; the name in `spec` is what models see, `guest_name`
     /// what the guest receives.
-    pub(crate) fn new(
-        checked: Checked,
-        guest_name: String,
-        provider: Provider,
-        resilience: crate::resilience::config::ToolResilience,
-        serial: Arc<tokio::sync::Mutex<()>>,
-    ) -> Self {
+    pub(crate) fn new(checked: Checked, provider: Provider, facts: Facts) -> Self {
         Self {
             spec: checked.spec,
-            guest_name,
             provider,
             validator: checked.validator,
             output: checked.output,
-            resilience,
-            serial,
+            state: facts.state,
+            gated: facts.gated,
+            limits: facts.limits,
         }
     }
 
     /// The tool's effective resilience configuration (retry, circuit
     /// breaker, rate limits, cache, health thresholds, audit).
     pub fn resilience(&self) -> &crate::resilience::config::ToolResilience {
-        &self.resilience
+        &self.state.identity().resilience
+    }
+
+    /// Whether calls of the tool pass the declared approval gate: its spec
+    /// or policy asks for approval, or the host's configuration does
+    /// ([`approval::requires_approval`](crate::approval::requires_approval),
+    /// decided once when the catalog was built).
+    pub fn requires_approval(&self) -> bool {
+        self.gated
+    }
+
+    /// The limits a call of this plugin tool runs under before any per-call
+    /// override: the host's defaults with the plugin's policy applied
+    /// ([`limits::effective`](crate::limits::effective)), computed once
+    /// when the catalog was built. `None` for a pipeline or a built-in,
+    /// whose steps each have their own.
+    pub fn limits(&self) -> Option<&Limits> {
+        self.limits.as_ref()
+    }
+
+    /// The tool's runtime state.
+    pub(crate) fn state(&self) -> &Arc<ToolState> {
+        &self.state
     }
 
     /// The result schema's validator, when the tool declares one.
@@ -126,7 +145,7 @@ impl Tool {
     /// The name the plugin declares for this tool; differs from
     /// `spec().name` when the plugin's policy renames or prefixes it.
     pub fn guest_name(&self) -> &str {
-        &self.guest_name
+        &self.state.identity().guest_name
     }
 
     /// Who provides the tool, for reviewers and the audit log: the plugin's
@@ -158,6 +177,17 @@ impl Tool {
     }
 }
 
+/// What the catalog decides once about a tool, beside its spec.
+pub(crate) struct Facts {
+    /// Its runtime state (which also holds its guest name and effective
+    /// resilience settings).
+    pub state: Arc<ToolState>,
+    /// Whether it is gated.
+    pub gated: bool,
+    /// A plugin tool's effective limits.
+    pub limits: Option<Limits>,
+}
+
 /// Every tool the host serves, by name.
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
@@ -176,22 +206,17 @@ impl Registry {
     /// Registers a built-in tool. Its name must be one of
     /// [`RESERVED_NAMES`](crate::names::RESERVED_NAMES), which no plugin can
     /// take.
-    pub(crate) fn add_builtin(&mut self, spec: ToolSpec, builtin: Builtin) {
+    pub(crate) fn add_builtin(&mut self, spec: ToolSpec, builtin: Builtin, facts: Facts) {
         debug_assert!(crate::names::RESERVED_NAMES.contains(&spec.name.as_str()));
         let validator = jsonschema::validator_for(&spec.parameters)
             .expect("built-in tool schemas are valid JSON Schema");
-        self.tools.insert(
-            spec.name.clone(),
-            Arc::new(Tool {
-                guest_name: spec.name.clone(),
-                spec,
-                provider: Provider::Builtin(builtin),
-                validator,
-                output: None,
-                resilience: Default::default(),
-                serial: Arc::default(),
-            }),
-        );
+        let checked = Checked {
+            spec,
+            validator,
+            output: None,
+        };
+        let tool = Tool::new(checked, Provider::Builtin(builtin), facts);
+        self.tools.insert(tool.spec.name.clone(), Arc::new(tool));
     }
 
     /// Removes every tool of the plugin at `path`.

@@ -20,15 +20,19 @@
 //! A plugin with any invalid spec fails to load as a whole, so that no plugin is
 //! ever served half-described.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::caps::DescribeCaps;
 use crate::compose::pipeline::Pipeline;
 use crate::error::{LoadError, LoadErrorReason};
+use crate::limits::{Limits, PoolConfig};
 use crate::loader::Plugin;
 use crate::names::check_name;
-use crate::registry::{Checked, Provider, Registry, Tool};
+use crate::registry::{Checked, Facts, Provider, Registry, Tool};
 use crate::resilience::config::{ResilienceSwitches, ToolResilience};
+use crate::resilience::limiter::Limiter;
+use crate::resilience::state::{Identity, StateCount, ToolState, plugin_limiter};
 use crate::spec::{RawSpec, ToolSpec};
 
 /// Validates one spec under `caps` and compiles its schemas.
@@ -107,36 +111,101 @@ pub(crate) fn check_spec(raw: RawSpec, caps: &DescribeCaps) -> Result<Checked, L
     })
 }
 
+/// What the resolver needs to decide each tool's facts once, when the
+/// catalog is built: the catalog being replaced (whose runtime state may
+/// carry over), the host's switches, gates and limits.
+pub(crate) struct ResolveEnv<'a> {
+    /// The registry being replaced, if any.
+    pub previous: Option<&'a Registry>,
+    /// Which resilience layers the host runs.
+    pub switches: &'a ResilienceSwitches,
+    /// Tools the host's configuration gates.
+    pub required: &'a BTreeSet<String>,
+    /// The host's default limits.
+    pub limits: &'a Limits,
+    /// The pool every call runs in.
+    pub pool: &'a PoolConfig,
+    /// Counts the runtime states alive.
+    pub states: &'a StateCount,
+}
+
+impl ResolveEnv<'_> {
+    /// The facts of a tool with `spec` and `identity` (the runtime state
+    /// reused from the previous catalog where [`ToolState::carry`] allows).
+    pub(crate) fn facts(
+        &self,
+        spec: &ToolSpec,
+        identity: Identity,
+        plugin_rate: Option<Arc<Limiter>>,
+        limits: Option<Limits>,
+    ) -> Facts {
+        let previous = self
+            .previous
+            .and_then(|r| r.get(&spec.name))
+            .map(|t| t.state());
+        Facts {
+            state: ToolState::build(&spec.name, identity, plugin_rate, previous, self.states),
+            gated: crate::approval::requires_approval(spec, self.required),
+            limits,
+        }
+    }
+
+    /// The facts of a built-in tool or a pipeline: no plugin, no layers.
+    pub(crate) fn facts_of_own(&self, spec: &ToolSpec) -> Facts {
+        let identity = Identity {
+            plugin: None,
+            guest_name: spec.name.clone(),
+            resilience: ToolResilience::default(),
+        };
+        self.facts(spec, identity, None, None)
+    }
+}
+
 /// Resolves described plugins into a registry. `described` must be in the order
 /// that decides duplicate names: the first plugin to claim a name keeps it.
-/// A tool whose name `previous` also serves shares that tool's serial lock.
 pub(crate) fn resolve(
     described: Vec<(Arc<Plugin>, Vec<RawSpec>)>,
-    previous: Option<&Registry>,
-    switches: &ResilienceSwitches,
+    env: &ResolveEnv<'_>,
 ) -> (Registry, Vec<LoadError>) {
     let mut registry = Registry::default();
     let mut errors = Vec::new();
     for (plugin, raws) in described {
-        match resolve_plugin(&plugin, raws, &registry, switches) {
-            Err(reason) => errors.push(LoadError {
-                path: plugin.path().to_path_buf(),
-                reason,
-            }),
-            Ok(accepted) => {
-                for (checked, guest_name, resilience) in accepted {
-                    let serial = previous
-                        .and_then(|r| r.get(&checked.spec.name))
-                        .map_or_else(Arc::default, |t| t.serial.clone());
-                    registry.insert(Tool::new(
-                        checked,
-                        guest_name,
-                        Provider::Plugin(plugin.clone()),
-                        resilience,
-                        serial,
-                    ));
-                }
+        let fail = |reason| LoadError {
+            path: plugin.path().to_path_buf(),
+            reason,
+        };
+        let limits = crate::limits::effective(env.limits, &plugin.policy().limits, None);
+        if let Err(err) = limits.validate(env.pool) {
+            errors.push(fail(LoadErrorReason::Policy(format!(
+                "{}: [limits]: {err}",
+                plugin.policy().path.display()
+            ))));
+            continue;
+        }
+        let accepted = match resolve_plugin(&plugin, raws, &registry, env.switches) {
+            Err(reason) => {
+                errors.push(fail(reason));
+                continue;
             }
+            Ok(accepted) => accepted,
+        };
+        let mut plugin_rate: Option<Arc<Limiter>> = None;
+        for (checked, guest_name, resilience) in accepted {
+            let identity = Identity {
+                plugin: Some((plugin.path().to_path_buf(), plugin.sha256().to_string())),
+                guest_name,
+                resilience,
+            };
+            plugin_rate = plugin_limiter(
+                &identity,
+                env.previous
+                    .into_iter()
+                    .flat_map(|r| r.tools())
+                    .map(|t| t.state().as_ref()),
+                plugin_rate.as_ref(),
+            );
+            let facts = env.facts(&checked.spec, identity, plugin_rate.clone(), Some(limits));
+            registry.insert(Tool::new(checked, Provider::Plugin(plugin.clone()), facts));
         }
     }
     (registry, errors)
@@ -150,6 +219,7 @@ pub(crate) fn add_pipelines(
     path: &std::path::Path,
     pipelines: Vec<Pipeline>,
     caps: &DescribeCaps,
+    env: &ResolveEnv<'_>,
 ) -> Vec<LoadError> {
     let mut errors = Vec::new();
     for pipeline in pipelines {
@@ -190,13 +260,11 @@ pub(crate) fn add_pipelines(
             }));
             continue;
         }
-        let guest_name = checked.spec.name.clone();
+        let facts = env.facts_of_own(&checked.spec);
         registry.insert(Tool::new(
             checked,
-            guest_name,
             Provider::Pipeline(Arc::new(pipeline)),
-            ToolResilience::default(),
-            Arc::default(),
+            facts,
         ));
     }
     errors

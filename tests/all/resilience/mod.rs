@@ -5,6 +5,7 @@
 
 mod contract;
 mod order;
+mod state;
 
 use std::path::Path;
 

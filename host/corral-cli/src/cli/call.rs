@@ -59,18 +59,14 @@ impl CallCmd {
         let host = global.host_with(|b| self.gates.configure(b)).await?;
         let options = CallOptions::default().with_context(self.gates.call_context());
         let result = host.call(&self.tool, &arguments, &options).await;
+        if let Some(err) = result
+            .as_ref()
+            .err()
+            .and_then(|e| setup_error(e, &self.gates))
+        {
+            return Err(err);
+        }
         match result {
-            // Not the tool's failure: corral's configuration is incomplete.
-            Err(err @ (CallError::UnknownTool { .. } | CallError::Configuration { .. })) => {
-                let approve = if matches!(err, CallError::Configuration { .. })
-                    && !self.gates.has_reviewer()
-                {
-                    "; pass --approve auto|deny|console|rules:FILE"
-                } else {
-                    ""
-                };
-                Err(anyhow!("{err}{}{approve}", super::flag_hint(&err)))
-            }
             Ok(out) => {
                 if self.json {
                     print_json(&json!({
@@ -104,4 +100,22 @@ impl CallCmd {
             }
         }
     }
+}
+
+/// A failure that is not the tool's but corral's configuration (an unknown
+/// tool, a gate nobody can decide), as the CLI's own error (exit code 2),
+/// naming the flag that fixes it; `None` for the tool's failures.
+pub(super) fn setup_error(err: &CallError, gates: &GateArgs) -> Option<anyhow::Error> {
+    if !matches!(
+        err,
+        CallError::UnknownTool { .. } | CallError::Configuration { .. }
+    ) {
+        return None;
+    }
+    let approve = if matches!(err, CallError::Configuration { .. }) && !gates.has_reviewer() {
+        "; pass --approve auto|deny|console|rules:FILE"
+    } else {
+        ""
+    };
+    Some(anyhow!("{err}{}{approve}", super::flag_hint(err)))
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Args;
-use corral::{CallOptions, StepStatus};
+use corral::{CallError, CallOptions, PLAN_TOOL, PlanResult};
 
 use super::gates::GateArgs;
 use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
@@ -47,6 +47,16 @@ impl PlanCmd {
                 .with_context(|| format!("cannot read the plan file {}", self.plan))?
         };
         let host = global.host_with(|b| self.gates.configure(b)).await?;
+        // A plan is a call of the built-in `execute_tool_plan`, through the
+        // one call path: hidden by --exclude-tools, gated by
+        // --require-approval, recorded like any call.
+        if host.tool(PLAN_TOOL).is_none() {
+            let err = CallError::UnknownTool {
+                name: PLAN_TOOL.to_string(),
+                suggestion: None,
+            };
+            return Err(super::call::setup_error(&err, &self.gates).unwrap_or_else(|| err.into()));
+        }
         let plan = match host.validate_plan(&text) {
             Ok(plan) => plan,
             Err(err) => {
@@ -76,16 +86,23 @@ impl PlanCmd {
             return Ok(ExitCode::SUCCESS);
         }
         let options = CallOptions::default().with_context(self.gates.call_context());
-        let result = host.run_plan(&plan, &options).await;
+        let result = match host.call(PLAN_TOOL, &text, &options).await {
+            Ok(out) => out.json.unwrap_or_default(),
+            Err(err) => {
+                if let Some(err) = super::call::setup_error(&err, &self.gates) {
+                    return Err(err);
+                }
+                eprintln!("{}: {}", self.plan, err.llm_text());
+                return Ok(ExitCode::from(EXIT_TOOL_FAILED));
+            }
+        };
         if self.json {
-            print_json(&result.to_json())?;
+            print_json(&result)?;
         } else {
-            out!("{}", super::for_stdout(&result.to_text()))?;
+            out!("{}", super::for_stdout(&PlanResult::text_of(&result)))?;
         }
-        let all_ok = result
-            .steps
-            .iter()
-            .all(|s| s.status == StepStatus::Succeeded);
+        // `status` is over every step, reported or not.
+        let all_ok = result["status"] == "succeeded";
         Ok(if all_ok {
             ExitCode::SUCCESS
         } else {

@@ -179,13 +179,9 @@ impl Rules {
 }
 
 /// A tool's actual permissions, each with the grant that implies it.
-pub(crate) fn permissions_of(
-    registry: &Registry,
-    tool: &Tool,
-    gated: &dyn Fn(&Tool) -> bool,
-) -> BTreeMap<Permission, String> {
+pub(crate) fn permissions_of(registry: &Registry, tool: &Tool) -> BTreeMap<Permission, String> {
     let mut found = BTreeMap::new();
-    if gated(tool) {
+    if tool.requires_approval() {
         found.insert(
             Permission::ApprovalGated,
             "its calls require approval".to_string(),
@@ -222,7 +218,7 @@ pub(crate) fn permissions_of(
                 if let Some(inner) = registry.get(&step.tool)
                     && !matches!(inner.provider(), Provider::Pipeline(_))
                 {
-                    for (permission, grant) in permissions_of(registry, inner, gated) {
+                    for (permission, grant) in permissions_of(registry, inner) {
                         found
                             .entry(permission)
                             .or_insert_with(|| format!("step `{}`: {grant}", step.tool));
@@ -243,7 +239,6 @@ pub(crate) fn apply(
     dir: Option<&Path>,
     registry: &mut Registry,
     selection: &Selection,
-    gated: &dyn Fn(&Tool) -> bool,
 ) -> (Vec<ToolGroup>, Vec<LoadError>) {
     let path = dir.map_or_else(|| GROUPS_FILE.into(), |d| d.join(GROUPS_FILE));
     let error = |message: String| LoadError {
@@ -258,7 +253,7 @@ pub(crate) fn apply(
                 let tools: Vec<&std::sync::Arc<Tool>> =
                     registry.tools().filter(|t| rules.includes(t)).collect();
                 let over = tools.iter().find_map(|tool| {
-                    permissions_of(registry, tool, gated)
+                    permissions_of(registry, tool)
                         .into_iter()
                         .find(|(p, _)| !rules.raw.permissions.contains(p))
                         .map(|(p, grant)| (tool.spec().name.clone(), p, grant))

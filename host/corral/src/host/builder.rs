@@ -11,9 +11,9 @@ use tokio::sync::watch;
 use tower::util::BoxCloneSyncService;
 
 use super::{Host, HostInner};
+use crate::approval::Reviewer;
 use crate::approval::gate::Gatekeeper;
 use crate::approval::standing::StandingApprovals;
-use crate::approval::{self, Reviewer};
 use crate::audit::AuditLog;
 use crate::cache::ComponentCache;
 use crate::call::CallContext;
@@ -336,6 +336,8 @@ impl HostBuilder {
             describe: self.describe_limits,
             caps: self.describe_caps,
             switches: self.switches,
+            call: self.limits,
+            pool: self.pool,
             max: Limits {
                 fuel: max.fuel.max(self.limits.fuel),
                 timeout_ms: max.timeout_ms.max(self.limits.timeout_ms),
@@ -348,6 +350,7 @@ impl HostBuilder {
             self.pool.max_concurrent_instances as usize,
         ));
         let discovery = self.discovery;
+        let states = crate::resilience::state::StateCount::default();
         let (catalog, _) = catalog::load(
             &LoadContext {
                 engine: &engine,
@@ -358,6 +361,7 @@ impl HostBuilder {
                 permits: &permits,
                 discovery: &discovery,
                 required: &self.required,
+                states: &states,
             },
             None,
         )
@@ -372,9 +376,9 @@ impl HostBuilder {
         }
         if self.gate.reviewer.is_none() {
             let gated: Vec<&str> = catalog
-                .specs()
-                .filter(|spec| approval::requires_approval(spec, &self.required))
-                .map(|spec| spec.name.as_str())
+                .tools()
+                .filter(|tool| tool.requires_approval())
+                .map(|tool| tool.spec().name.as_str())
                 .collect();
             if !gated.is_empty() {
                 tracing::warn!(
@@ -403,7 +407,6 @@ impl HostBuilder {
             inner: Arc::new(HostInner {
                 env: CallEnv {
                     limits: self.limits,
-                    pool: self.pool,
                     plan_limits: self.plan_limits,
                     gate,
                     required: self.required,
@@ -422,6 +425,7 @@ impl HostBuilder {
                 reloading: tokio::sync::Mutex::new(()),
                 changes,
                 discovery,
+                states,
             }),
         })
     }

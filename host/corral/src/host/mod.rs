@@ -14,11 +14,10 @@ use wasmtime::component::Linker;
 
 pub use builder::HostBuilder;
 
-use crate::approval;
 use crate::cache::ComponentCache;
 use crate::call::{CallOptions, CallOutput};
 use crate::catalog::{self, Catalog, ReloadReport};
-use crate::compose::plan::{self, PLAN_TOOL, Plan};
+use crate::compose::plan::{PLAN_TOOL, Plan};
 use crate::compose::{CallFuture, Caller};
 use crate::context::ContextPolicy;
 use crate::engine::Engine;
@@ -68,6 +67,8 @@ struct HostInner {
     changes: watch::Sender<u64>,
     /// `tool_search`, groups and the selection, for every reload.
     discovery: crate::discovery::Discovery,
+    /// Counts the per-tool runtime states alive.
+    states: crate::resilience::state::StateCount,
 }
 
 impl std::fmt::Debug for Host {
@@ -141,6 +142,7 @@ impl Host {
                 permits: &self.inner.permits,
                 discovery: &self.inner.discovery,
                 required: &self.inner.env.required,
+                states: &self.inner.states,
             },
             Some(&previous),
         )
@@ -214,20 +216,16 @@ impl Host {
     /// unknown tool, a pipeline or a built-in, whose steps each have their
     /// own.
     pub fn tool_limits(&self, tool: &str) -> Option<Limits> {
-        let tool = self.tool(tool)?;
-        let plugin = tool.plugin()?;
-        Some(crate::limits::effective(
-            &self.inner.env.limits,
-            &plugin.policy().limits,
-            None,
-        ))
+        self.tool(tool)?.limits().copied()
     }
 
     /// Whether calls of `tool` pass the declared approval gate
-    /// ([`approval::requires_approval`], the one rule).
+    /// ([`Tool::requires_approval`], decided when the catalog was built by
+    /// [`approval::requires_approval`](crate::approval::requires_approval),
+    /// the one rule); `false` for an
+    /// unknown tool.
     pub fn requires_approval(&self, tool: &str) -> bool {
-        self.tool(tool)
-            .is_some_and(|t| approval::requires_approval(t.spec(), &self.inner.env.required))
+        self.tool(tool).is_some_and(|t| t.requires_approval())
     }
 
     /// The context policy of the plugin named `plugin`: the host
@@ -311,11 +309,14 @@ impl Host {
                 Err(err) => crate::resilience::is_tool_failure(err).then_some(false),
             };
             if let Some(ok) = ok {
-                let thresholds = &tool.resilience().health;
-                self.inner
-                    .env
-                    .health
-                    .record(name, thresholds, ok, started.elapsed());
+                let state = tool.state();
+                state.health.record(
+                    name,
+                    state.label(),
+                    ok,
+                    started.elapsed(),
+                    self.inner.env.health.changes(),
+                );
             }
         }
         result
@@ -326,9 +327,7 @@ impl Host {
     /// grants, as JSON valid against [`MANIFEST_SCHEMA`](crate::MANIFEST_SCHEMA).
     pub fn manifest(&self) -> Value {
         let catalog = self.catalog();
-        crate::manifest::build(&catalog, &self.inner.env.limits, |tool| {
-            approval::requires_approval(tool.spec(), &self.inner.env.required)
-        })
+        crate::manifest::build(&catalog)
     }
 
     /// The `depends-on` graph of the current catalog's tools.
@@ -343,19 +342,41 @@ impl Host {
         self.inner.env.health.report(
             catalog
                 .tools()
-                .map(|t| (t.spec().name.as_str(), &t.resilience().health)),
+                .map(|t| (t.spec().name.as_str(), &t.state().health)),
         )
     }
 
     /// The health of one tool, `None` for an unknown tool.
     pub fn health_of(&self, tool: &str) -> Option<crate::health::ToolHealth> {
         let tool = self.tool(tool)?;
-        Some(
-            self.inner
-                .env
-                .health
-                .of(&tool.spec().name, &tool.resilience().health),
-        )
+        Some(tool.state().health.of(&tool.spec().name))
+    }
+
+    /// The runtime state the host holds now (see
+    /// [`RuntimeStats`](crate::RuntimeStats)): per-tool states alive, cached
+    /// results and per-tenant rate-limit budgets. A removed plugin's tool
+    /// states stop counting once no catalog or call in flight holds them.
+    pub fn runtime_stats(&self) -> crate::resilience::RuntimeStats {
+        let catalog = self.catalog();
+        let (mut cached_results, mut tenant_budgets) = (0, 0);
+        let mut limiters_seen = std::collections::BTreeSet::new();
+        for tool in catalog.tools() {
+            let state = tool.state();
+            let (entries, tenants) = state.usage();
+            cached_results += entries;
+            tenant_budgets += tenants;
+            // A plugin-wide limiter is shared: count its tenants once.
+            if let Some(shared) = state.plugin_limiter()
+                && limiters_seen.insert(Arc::as_ptr(shared) as usize)
+            {
+                tenant_budgets += shared.tenants();
+            }
+        }
+        crate::resilience::RuntimeStats {
+            tool_states: self.inner.states.get(),
+            cached_results,
+            tenant_budgets,
+        }
     }
 
     /// A receiver that changes whenever a tool goes `DOWN` or recovers from
@@ -380,13 +401,6 @@ impl Host {
             problems: err.problems,
             code: None,
         })
-    }
-
-    /// Runs a validated plan, each step a whole call through this host (see
-    /// [`PlanResult`](crate::PlanResult) for the result).
-    pub async fn run_plan(&self, plan: &Plan, options: &CallOptions) -> plan::PlanResult {
-        let caller: Arc<dyn Caller> = Arc::new(self.clone());
-        plan::execute::run(caller, plan, &self.inner.env.plan_limits, options).await
     }
 }
 

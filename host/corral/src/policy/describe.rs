@@ -82,7 +82,7 @@ impl Policy {
         if !caps.is_empty() {
             lines.push(format!("describe: {}", caps.join(", ")));
         }
-        let limits = self.limits.apply(*defaults);
+        let limits = crate::limits::effective(defaults, &self.limits, None);
         if self.limits != LimitOverrides::default() {
             lines.push(format!(
                 "limits: {} fuel units, {} ms, {} MiB memory, {} bytes of output per call",

@@ -1,45 +1,31 @@
-//! The circuit breaker (reference 003's `circuitBreaker`): after
-//! `failure_threshold` consecutive failed calls of a tool (after retries;
-//! only failures that are the tool's, see `is_tool_failure`), its calls fail
-//! at once with [`CallError::CircuitOpen`] for `cool_down_ms`; then one probe
-//! call goes through (half-open). A success closes the circuit, a failure
-//! opens it for another cool-down.
+//! The circuit breaker layer (TnsAI's circuit breaker, docs/references.md):
+//! after `failure_threshold` consecutive failed calls of a tool (after
+//! retries; only failures that are the tool's, see `is_tool_failure`), its
+//! calls fail at once with [`CallError::CircuitOpen`] for `cool_down_ms`;
+//! then one probe call goes through (half-open). A success closes the
+//! circuit, a failure opens it for another cool-down. The state is the
+//! tool's [`Circuit`](super::circuit::Circuit); a cancelled probe releases its slot on drop.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tower::{Service, ServiceExt as _};
 
+use super::circuit::{Admission, Change};
 use crate::call::CallOutput;
 use crate::compose::CallFuture;
 use crate::error::CallError;
 use crate::stages::{DispatchService, Invocation};
 
-/// One tool's circuit.
-#[derive(Debug, Default)]
-struct Circuit {
-    /// Consecutive failed calls.
-    failures: u32,
-    /// Open until this instant.
-    open_until: Option<Instant>,
-    /// A probe is running (half-open).
-    probing: bool,
-}
-
+/// The breaker layer: reads the tool's circuit from the invocation.
 #[derive(Clone)]
 pub(super) struct Breaker {
     inner: DispatchService,
-    circuits: Arc<Mutex<HashMap<(String, String), Circuit>>>,
 }
 
 impl Breaker {
     pub(super) fn new(inner: DispatchService) -> Self {
-        Self {
-            inner,
-            circuits: Arc::default(),
-        }
+        Self { inner }
     }
 }
 
@@ -54,56 +40,45 @@ impl Service<Invocation> for Breaker {
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
         let inner = self.inner.clone();
-        let circuits = self.circuits.clone();
+        if invocation.tool.state().circuit.is_none() {
+            return Box::pin(inner.oneshot(invocation));
+        }
         Box::pin(async move {
-            let Some(config) = invocation.tool.resilience().circuit_breaker else {
+            let tool = invocation.tool.clone();
+            let state = tool.state();
+            let Some(circuit) = state.circuit.as_ref() else {
                 return inner.oneshot(invocation).await;
             };
-            let key = super::state_key(&invocation);
-            let tool = key.0.clone();
-            // Decide: closed, open (fail fast) or half-open (this call probes).
-            {
-                let mut circuits = circuits.lock().unwrap_or_else(|p| p.into_inner());
-                let circuit = circuits.entry(key.clone()).or_default();
-                if let Some(until) = circuit.open_until {
-                    let now = Instant::now();
-                    if now < until || circuit.probing {
-                        let retry_in = until.saturating_duration_since(now);
-                        metrics::counter!("corral_circuit_rejections_total", "tool" => tool.clone())
-                            .increment(1);
-                        return Err(CallError::CircuitOpen {
-                            tool,
-                            failures: circuit.failures,
-                            retry_in_ms: retry_in.as_millis() as u64,
-                        });
-                    }
-                    circuit.probing = true;
+            let _probe = match circuit.admit(Instant::now()) {
+                Admission::Closed => None,
+                Admission::Probe(guard) => Some(guard),
+                Admission::Rejected {
+                    failures,
+                    retry_in_ms,
+                } => {
+                    metrics::counter!("corral_circuit_rejections_total", "tool" => state.label())
+                        .increment(1);
+                    return Err(CallError::CircuitOpen {
+                        tool: tool.spec().name.clone(),
+                        failures,
+                        retry_in_ms,
+                    });
                 }
-            }
+            };
             let result = inner.oneshot(invocation).await;
-            let mut circuits = circuits.lock().unwrap_or_else(|p| p.into_inner());
-            let circuit = circuits.entry(key).or_default();
             let failed = matches!(&result, Err(err) if super::is_tool_failure(err));
-            circuit.probing = false;
-            if failed {
-                circuit.failures += 1;
-                if circuit.failures >= config.failure_threshold {
-                    if circuit.open_until.is_none() {
-                        tracing::warn!(
-                            tool = tool.as_str(),
-                            failures = circuit.failures,
-                            "circuit opened: calls fail fast for {} ms",
-                            config.cool_down_ms
-                        );
-                    }
-                    circuit.open_until =
-                        Some(Instant::now() + Duration::from_millis(config.cool_down_ms));
-                }
-            } else if result.is_ok() {
-                if circuit.open_until.is_some() {
-                    tracing::info!(tool = tool.as_str(), "circuit closed: the probe succeeded");
-                }
-                *circuit = Circuit::default();
+            match circuit.record(failed, Instant::now()) {
+                Some(Change::Opened { failures }) => tracing::warn!(
+                    tool = tool.spec().name.as_str(),
+                    failures,
+                    "circuit opened: calls fail fast for {} ms",
+                    circuit.config.cool_down_ms
+                ),
+                Some(Change::Closed) => tracing::info!(
+                    tool = tool.spec().name.as_str(),
+                    "circuit closed: the probe succeeded"
+                ),
+                None => {}
             }
             result
         })

@@ -19,6 +19,7 @@
 //! | `rate_limit.throw_on_limit` | refuse at once instead of waiting | false |
 //! | `rate_limit.wait_timeout_ms` | milliseconds to wait for a slot before refusing | 5 000 |
 //! | `rate_limit.per_context_key` | a context key (a tenant) with its own budget | none |
+//! | `rate_limit.max_context_keys` | tenants' budgets kept at once, least recently used dropped first | 10 000 |
 //! | `cache.ttl_ms` | milliseconds a result is reused | (required) |
 //! | `cache.max_size` | results kept per tool | 1 000 |
 //! | `cache.cache_errors` | reuse failures too | false |
@@ -130,6 +131,11 @@ pub struct RateLimitConfig {
     /// A context key whose values get separate budgets (a tenant).
     #[serde(default)]
     pub per_context_key: Option<String>,
+    /// With `per_context_key`: how many tenants' budgets are kept at once
+    /// (the least recently used is dropped past it); `None` for
+    /// [`DEFAULT_MAX_CONTEXT_KEYS`](crate::resilience::DEFAULT_MAX_CONTEXT_KEYS).
+    #[serde(default)]
+    pub max_context_keys: Option<u64>,
 }
 
 fn per_second() -> Per {
@@ -322,9 +328,11 @@ pub(crate) fn check_table(table: &ResilienceTable) -> Result<(), String> {
         return Err("circuit_breaker.failure_threshold must be at least 1".into());
     }
     if let Some(r) = &table.rate_limit
-        && (r.requests == 0 || r.burst_size == Some(0))
+        && (r.requests == 0 || r.burst_size == Some(0) || r.max_context_keys == Some(0))
     {
-        return Err("rate_limit.requests and burst_size must be at least 1".into());
+        return Err(
+            "rate_limit.requests, burst_size and max_context_keys must be at least 1".into(),
+        );
     }
     if let Some(c) = &table.cache
         && (c.ttl_ms == 0 || c.max_size == 0)
@@ -403,6 +411,7 @@ pub fn effective(
             throw_on_limit: false,
             wait_timeout_ms: default_wait(),
             per_context_key: None,
+            max_context_keys: None,
         })
     });
     Ok(ToolResilience {

@@ -11,22 +11,29 @@
 //! call as failed only after its retries; and retries happen closest to the
 //! sandbox, each attempt a fresh instance under the full limits.
 //!
-//! Each layer reads the tool's effective configuration
-//! ([`config::effective`]: the policy over the guest's hints, switched by the
-//! host) from the [`Invocation`](crate::Invocation); a tool without
-//! configuration for a layer passes straight through it. Layer state (rate
-//! limiters, caches, breakers) is keyed by tool and plugin digest, so a
-//! reload of an unchanged plugin keeps it and a new build starts fresh.
+//! Each layer reads the tool's runtime state ([`state::ToolState`]: built
+//! once per tool when the catalog is built, from its effective configuration,
+//! [`config::effective`]: the policy over the guest's hints, switched by the
+//! host) from the [`Invocation`](crate::Invocation)'s tool; a tool without
+//! configuration for a layer passes straight through it. No layer keeps a
+//! map of its own or builds a key per call. What state crosses a reload is
+//! written in [`state`].
 
 mod audit;
 mod breaker;
 mod cache;
+pub(crate) mod circuit;
 pub(crate) mod config;
+pub(crate) mod limiter;
 mod rate;
 mod retry;
+pub(crate) mod state;
 
 use crate::stages::DispatchService;
 use tower::util::BoxCloneSyncService;
+
+pub use limiter::DEFAULT_MAX_CONTEXT_KEYS;
+pub use state::RuntimeStats;
 
 pub use config::{
     AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,
@@ -47,12 +54,6 @@ pub(crate) fn wrap(
         Some(log) => BoxCloneSyncService::new(audit::Audit::new(cached, log)),
         None => cached,
     }
-}
-
-/// The key of per-tool layer state: the tool's name and its plugin's digest.
-pub(crate) fn state_key(invocation: &crate::Invocation) -> (String, String) {
-    let (_, sha256) = invocation.tool.provider_identity();
-    (invocation.tool.spec().name.clone(), sha256.to_string())
 }
 
 /// Whether a failure counts against a tool (breaker, health): the tool or

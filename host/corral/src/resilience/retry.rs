@@ -1,17 +1,16 @@
-//! The retry layer (innermost, closest to the sandbox): an idempotent tool's
-//! transient failures (a timeout, a crash, an `execution-failed` the guest
-//! marks retryable) are tried again with exponential backoff (`backon`), each
+//! The retry layer (TnsAI's `@Retry`, docs/references.md; innermost, closest
+//! to the sandbox): an idempotent tool's transient failures (a timeout, a
+//! crash, an `execution-failed` the guest marks retryable) are tried again
+//! with exponential backoff (the schedule is `backon`'s), each
 //! attempt a fresh instance under the full limits. Never retried: invalid
 //! arguments, a denial, a configuration error, a limit the guest would hit
 //! again (fuel, memory, stack, output). The result says how many attempts it
 //! took; each retry is logged and counted in `corral_retries_total{tool}`.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use backon::{ExponentialBuilder, Retryable as _};
+use backon::{BackoffBuilder as _, ExponentialBuilder};
 use tower::{Service, ServiceExt as _};
 
 use crate::call::CallOutput;
@@ -54,9 +53,16 @@ impl Service<Invocation> for Retry {
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
         let inner = self.inner.clone();
+        let Some(config) = invocation.tool.resilience().retry else {
+            return Box::pin(inner.oneshot(invocation));
+        };
         Box::pin(async move {
-            let Some(config) = invocation.tool.resilience().retry else {
-                return inner.oneshot(invocation).await;
+            // The first attempt costs nothing more than a call without retry;
+            // the backoff schedule is only built after a transient failure.
+            let mut last = match inner.clone().oneshot(invocation.clone()).await {
+                Ok(out) => return Ok(CallOutput { attempts: 1, ..out }),
+                Err(err) if !transient(&err) => return Err(err),
+                Err(err) => err,
             };
             let mut backoff = ExponentialBuilder::new()
                 .with_min_delay(Duration::from_millis(config.initial_delay_ms))
@@ -66,32 +72,25 @@ impl Service<Invocation> for Retry {
             if config.jitter {
                 backoff = backoff.with_jitter();
             }
-            let attempts = Arc::new(AtomicU32::new(0));
-            let tool = invocation.tool.spec().name.clone();
-            let result = {
-                let attempts = attempts.clone();
-                (move || {
-                    attempts.fetch_add(1, Ordering::SeqCst);
-                    inner.clone().oneshot(invocation.clone())
-                })
-                .retry(backoff)
-                .when(transient)
-                .notify(|err, delay| {
-                    metrics::counter!("corral_retries_total", "tool" => tool.clone()).increment(1);
-                    tracing::info!(
-                        tool = tool.as_str(),
-                        kind = err.kind(),
-                        delay_ms = delay.as_millis() as u64,
-                        "retrying after a transient failure: {err}"
-                    );
-                })
-                .await
-            };
-            let attempts = attempts.load(Ordering::SeqCst);
-            result.map(|mut out| {
-                out.attempts = attempts;
-                out
-            })
+            let tool = invocation.tool.clone();
+            // Attempt 2 onwards, each after its delay.
+            for (attempts, delay) in (2..).zip(backoff.build()) {
+                metrics::counter!("corral_retries_total", "tool" => tool.state().label())
+                    .increment(1);
+                tracing::info!(
+                    tool = tool.spec().name.as_str(),
+                    kind = last.kind(),
+                    delay_ms = delay.as_millis() as u64,
+                    "retrying after a transient failure: {last}"
+                );
+                tokio::time::sleep(delay).await;
+                match inner.clone().oneshot(invocation.clone()).await {
+                    Ok(out) => return Ok(CallOutput { attempts, ..out }),
+                    Err(err) if !transient(&err) => return Err(err),
+                    Err(err) => last = err,
+                }
+            }
+            Err(last)
         })
     }
 }

@@ -54,13 +54,11 @@ pub(super) async fn run<H: Caller + Clone + 'static>(
             (result.to_json(), result.fuel_consumed())
         }
         Builtin::Search => {
-            let requires_approval = |tool: &crate::registry::Tool| {
-                crate::approval::requires_approval(tool.spec(), &env.required)
-            };
+            let requires_approval = |tool: &crate::registry::Tool| tool.requires_approval();
             let health = |tool: &str| -> Value {
                 catalog
                     .tool(tool)
-                    .map(|t| env.health.of(tool, &t.resilience().health))
+                    .map(|t| t.state().health.of(tool))
                     .and_then(|h| serde_json::to_value(h).ok())
                     .unwrap_or(Value::Null)
             };

@@ -111,7 +111,7 @@ impl PluginDispatch {
         let _serial = if tool.spec().metadata.parallelizable {
             None
         } else {
-            Some(tool.serial.lock().await)
+            Some(tool.state().serial.lock().await)
         };
         let hook: Arc<dyn ApprovalHook> = Arc::new(GuestReview {
             gate: self.gate.clone(),

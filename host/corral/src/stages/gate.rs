@@ -3,12 +3,13 @@
 //! the call ([`GuestReview`], the sandbox's
 //! [`ApprovalHook`](crate::sandbox::ApprovalHook)). Both go through the host's
 //! [`Gatekeeper`] (standing approvals, reviewer, timeout, audit log); whether
-//! a call is gated is [`approval::requires_approval`], the one rule.
+//! a call is gated is [`Tool::requires_approval`](crate::Tool::requires_approval),
+//! decided once per catalog by [`approval::requires_approval`], the one rule.
 
 use std::sync::Arc;
 
 use crate::approval::gate::{Gatekeeper, Verdict};
-use crate::approval::{self, Gate, ReviewRequest, Reviewer};
+use crate::approval::{Gate, ReviewRequest, Reviewer};
 use crate::call::CallOptions;
 use crate::error::CallError;
 use crate::registry::Tool;
@@ -32,7 +33,7 @@ pub(super) async fn declared(
     arguments: Arguments,
     options: &CallOptions,
 ) -> Result<Arguments, CallError> {
-    if !approval::requires_approval(tool.spec(), &env.required) {
+    if !tool.requires_approval() {
         return Ok(arguments);
     }
     let (plugin, plugin_sha256) = tool.provider_identity();

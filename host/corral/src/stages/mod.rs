@@ -10,12 +10,14 @@
 //!    code runs for invalid arguments.
 //!    Then **one-shot** ([`LoopMemo`](crate::discovery::one_shot)): a
 //!    one-shot tool called again in the same loop returns its advice here.
-//! 3. **effective limits** ([`limits::effective`](crate::limits::effective)):
-//!    host defaults, then the plugin's policy, then the per-call override,
-//!    which only tightens.
+//! 3. **effective limits**: the tool's limits
+//!    ([`limits::effective`](crate::limits::effective): host defaults, then
+//!    the plugin's policy, computed once when the catalog was built), then
+//!    the per-call override, which only tightens; a zero override is the
+//!    caller's invalid input.
 //! 4. **gate** ([`gate`]): the declared approval gate
-//!    ([`approval::requires_approval`](crate::approval::requires_approval)),
-//!    reviewed before any pool slot is taken; a reviewer's edit is validated
+//!    ([`Tool::requires_approval`](crate::Tool::requires_approval), decided
+//!    when the catalog was built), reviewed before any pool slot is taken; a reviewer's edit is validated
 //!    again. The same module answers a guest's `request-approval` later.
 //! 5. **dispatch** ([`dispatch`]): a plugin's tool goes through the dispatch
 //!    [`tower::Service`] and whatever layers the host was built with (the seam
@@ -49,7 +51,7 @@ use crate::compose::Caller;
 use crate::compose::plan::PlanLimits;
 use crate::context::ContextConfig;
 use crate::error::CallError;
-use crate::limits::{self, Limits, PoolConfig};
+use crate::limits::Limits;
 use crate::registry::Provider;
 
 pub(crate) use dispatch::PluginDispatch;
@@ -63,8 +65,6 @@ pub(crate) use validate::RawArguments;
 pub(crate) struct CallEnv {
     /// The host's default limits (step 3's first rule).
     pub limits: Limits,
-    /// The pool every call runs in; effective limits must fit it.
-    pub pool: PoolConfig,
     /// Limits of `execute_tool_plan`.
     pub plan_limits: PlanLimits,
     /// Reviewer, standing approvals, audit log, review timeout.
@@ -79,6 +79,35 @@ pub(crate) struct CallEnv {
     pub health: crate::health::HealthRegistry,
     /// Which loops already made their one call of a one-shot tool.
     pub loops: crate::discovery::one_shot::LoopMemo,
+}
+
+/// Step 3: a plugin tool's limits (computed once when the catalog was
+/// built) tightened by the call's override, which may only tighten.
+///
+/// # Errors
+/// [`CallError::InvalidLimits`] when the override sets a knob to zero (it
+/// would fail the call before it starts: the caller's mistake).
+fn with_override(name: &str, limits: &Limits, call: Option<&Limits>) -> Result<Limits, CallError> {
+    let Some(call) = call else {
+        return Ok(*limits);
+    };
+    let limits = limits.min(call);
+    let zero = [
+        ("fuel", limits.fuel == 0),
+        ("timeout_ms", limits.timeout_ms == 0),
+        ("memory_bytes", limits.memory_bytes == 0),
+        ("output_bytes", limits.output_bytes == 0),
+    ];
+    if let Some((knob, _)) = zero.iter().find(|(_, zero)| *zero) {
+        return Err(CallError::InvalidLimits {
+            tool: name.to_string(),
+            problem: format!(
+                "the call's limits set `{knob}` to 0, which would fail the call before it \
+                 starts; leave it out to keep the tool's own limit, or give a positive value"
+            ),
+        });
+    }
+    Ok(limits)
 }
 
 /// Runs stages 1 to 6 for one call of `name`. `host` is the caller that plan
@@ -102,22 +131,9 @@ pub(crate) async fn run<H: Caller + Clone + 'static>(
     if let Some(advice) = env.loops.check(&tool, options, started) {
         return Ok(advice);
     }
-    let limits = match tool.provider() {
-        Provider::Plugin(plugin) => {
-            let limits = limits::effective(
-                &env.limits,
-                &plugin.policy().limits,
-                options.limits.as_ref(),
-            );
-            limits
-                .validate(&env.pool)
-                .map_err(|err| CallError::Internal {
-                    tool: name.to_string(),
-                    message: err.to_string(),
-                })?;
-            Some(limits)
-        }
-        Provider::Builtin(_) | Provider::Pipeline(_) => None,
+    let limits = match tool.limits() {
+        Some(limits) => Some(with_override(name, limits, options.limits.as_ref())?),
+        None => None,
     };
     let arguments = gate::declared(env, &tool, arguments, options).await?;
     match tool.provider() {

@@ -145,15 +145,24 @@ impl PlanResult {
     /// A compact rendering for a model's context: one line per reported step,
     /// `id (tool): <output>` or `id (tool): Error: <message>`.
     pub fn to_text(&self) -> String {
+        Self::text_of(&self.to_json())
+    }
+
+    /// [`to_text`](Self::to_text) of a result already in its JSON shape
+    /// ([`to_json`](Self::to_json)), e.g. the output of a call of
+    /// `execute_tool_plan`. Steps missing a field render it empty.
+    pub fn text_of(json: &Value) -> String {
         let mut out = String::new();
-        for step in self.reported() {
-            let body = match (&step.output, &step.error) {
-                (Some(Value::String(s)), _) => s.clone(),
-                (Some(v), _) => v.to_string(),
-                (None, Some(e)) => format!("Error: {}", e["message"].as_str().unwrap_or("")),
-                (None, None) => String::new(),
+        let steps = json["steps"].as_array().map_or(&[][..], Vec::as_slice);
+        for step in steps {
+            let body = match (&step["output"], &step["error"]) {
+                (Value::String(s), _) => s.clone(),
+                (Value::Null, Value::Null) => String::new(),
+                (Value::Null, e) => format!("Error: {}", e["message"].as_str().unwrap_or("")),
+                (v, _) => v.to_string(),
             };
-            out.push_str(&format!("{} ({}): {}\n", step.id, step.tool, body));
+            let field = |name: &str| step[name].as_str().unwrap_or("").to_string();
+            out.push_str(&format!("{} ({}): {}\n", field("id"), field("tool"), body));
         }
         out
     }

@@ -17,7 +17,6 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use execute::PlanResult;
 use graph::Graph;
 
 pub use crate::names::PLAN_TOOL;
