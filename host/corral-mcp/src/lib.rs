@@ -141,8 +141,8 @@ impl McpServer {
     /// MCP tool annotations derived from corral's metadata, the host's gate
     /// rule and the plugin's policy:
     /// - `destructiveHint`: calls pass the declared approval gate
-    ///   ([`Host::requires_approval`]: the spec, the policy or the host's
-    ///   configuration);
+    ///   ([`Tool::requires_approval`]: the spec, the policy or the host's
+    ///   configuration, decided when the catalog was built);
     /// - `idempotentHint`: the tool's `idempotent` metadata;
     /// - `readOnlyHint`: nothing outside the sandbox can change: not gated,
     ///   and the plugin has no writable directory and no HTTP grant (a
@@ -151,7 +151,7 @@ impl McpServer {
     /// - `openWorldHint`: the plugin may reach hosts over HTTP.
     pub fn annotations(&self, tool: &Tool) -> ToolAnnotations {
         let spec = tool.spec();
-        let gated = self.host.requires_approval(&spec.name);
+        let gated = tool.requires_approval();
         let (writes, network) = match tool.plugin() {
             Some(plugin) => {
                 let policy = plugin.policy();

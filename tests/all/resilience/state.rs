@@ -271,3 +271,98 @@ async fn a_zero_limit_override_is_invalid_input() {
         );
     }
 }
+
+/// Waits until the server's stderr log at `path` holds `line`.
+fn wait_for_log(path: &Path, line: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.contains(line) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no `{line}` logged:\n{text}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn over_mcp_a_cancelled_probe_frees_the_breaker_and_an_unchanged_plugin_keeps_its_cache() {
+    let dir = tempfile::tempdir().expect("dir");
+    plugin(
+        dir.path(),
+        "brk",
+        "[limits]\ntimeout_ms = 2000\n[resilience.tools.sleep]\n\
+         circuit_breaker = { failure_threshold = 1, cool_down_ms = 1 }",
+    );
+    plugin(
+        dir.path(),
+        "cch",
+        "[resilience.tools.nonce]\ncache = { ttl_ms = 600000 }",
+    );
+    let logs = tempfile::tempdir().expect("log dir");
+    let log_path = logs.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).expect("log");
+    let mut mcp = Stdio_::start_with(dir.path(), &[], &[], std::process::Stdio::from(log));
+    mcp.initialize(json!({}));
+
+    // The cache: a result, then a reload of the other plugin only.
+    let first = mcp.call(1, "cch_nonce", json!({}));
+    assert_eq!(
+        first["result"]["_meta"]["corral/cacheHit"], false,
+        "{first}"
+    );
+
+    // The breaker opens on a timeout (the policy's 2 s deadline).
+    let timed_out = mcp.call(2, "brk_sleep", json!({"ms": 60000}));
+    assert!(text(&timed_out).contains("time"), "{timed_out}");
+    std::thread::sleep(std::time::Duration::from_millis(5)); // the 1 ms cool-down
+    // The probe starts (its progress says the guest runs), then the client
+    // cancels it.
+    mcp.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "brk_sleep", "arguments": {"ms": 60000}, "_meta": {"progressToken": "probe"}}}),
+    );
+    mcp.wait_for("the probe's progress", |m| {
+        m["method"] == "notifications/progress" && m["params"]["progressToken"] == "probe"
+    });
+    mcp.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 3, "reason": "test"}}),
+    );
+    wait_for_log(&log_path, "call cancelled by the client; sandbox torn down");
+    let next = mcp.call(4, "brk_sleep", json!({"ms": 1}));
+    assert_eq!(
+        next["result"]["isError"], false,
+        "the next call probes: {next}"
+    );
+
+    // The breaker's plugin changes (a new threshold, and a note that shows
+    // in tools/list): the cache's plugin keeps its entries.
+    std::fs::write(
+        dir.path().join("brk.policy.toml"),
+        "version = 1\n[presentation]\nprefix = \"brk_\"\nnotes = { sleep = \"v2\" }\n\
+         [limits]\ntimeout_ms = 2000\n[resilience.tools.sleep]\n\
+         circuit_breaker = { failure_threshold = 3, cool_down_ms = 1 }\n",
+    )
+    .expect("policy");
+    // A tool going DOWN also sends list_changed: wait for the one after
+    // which tools/list shows the new version.
+    for id in 100.. {
+        mcp.wait_for("tools/list_changed", |m| {
+            m["method"] == "notifications/tools/list_changed"
+        });
+        let list = mcp.request(id, "tools/list", json!({}));
+        let tools = list["result"]["tools"].as_array().expect("tools");
+        if tools.iter().any(|t| {
+            t["name"] == "brk_sleep" && t["description"].as_str().is_some_and(|d| d.contains("v2"))
+        }) {
+            break;
+        }
+    }
+    let again = mcp.call(5, "cch_nonce", json!({}));
+    assert_eq!(again["result"]["_meta"]["corral/cacheHit"], true, "{again}");
+    assert_eq!(text(&again), text(&first));
+}
