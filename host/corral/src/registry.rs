@@ -73,8 +73,8 @@ impl std::fmt::Debug for Tool {
 }
 
 impl Tool {
-    /// A resolved tool; the name in `spec` is what models see, `guest_name`
-    /// what the guest receives.
+    /// A resolved tool; the name in `spec` is what models see, the guest
+    /// name in `facts.state` what the guest receives.
     pub(crate) fn new(checked: Checked, provider: Provider, facts: Facts) -> Self {
         Self {
             spec: checked.spec,

@@ -163,15 +163,13 @@ async fn describe_waits_for_a_slot_of_the_call_pool() {
         .build()
         .await
         .expect("host");
+    let (options, mut running) = super::running();
     let busy = {
         let host = host.clone();
-        tokio::spawn(async move {
-            host.call("sleep", r#"{"ms": 800}"#, &Default::default())
-                .await
-        })
+        tokio::spawn(async move { host.call("sleep", r#"{"ms": 800}"#, &options).await })
     };
-    // Let the call take the slot, then add a plugin and reload.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The guest runs, so the call holds the slot: add a plugin and reload.
+    running.recv().await.expect("the call reports progress");
     std::fs::copy(
         guest(crate::support::ENCODE),
         dir.path().join("encode.wasm"),
@@ -180,6 +178,9 @@ async fn describe_waits_for_a_slot_of_the_call_pool() {
     let started = Instant::now();
     let report = host.reload().await.expect("reload");
     assert!(report.added.contains(&"sha256".to_string()), "{report:?}");
+    // The guest sleeps 800 ms after its progress report; a describe that
+    // did not wait for the slot would finish long before (a generous bound
+    // on a wait, not a speed measurement).
     assert!(
         started.elapsed() >= Duration::from_millis(300),
         "describe ran while the only slot was taken ({:?})",

@@ -2,7 +2,7 @@
 //! DNS, exhausting host resources, a symlink out of a granted directory,
 //! escape codes in error messages, and the empty result.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use corral::{CallError, CallOptions};
 use serde_json::{Value, json};
@@ -225,11 +225,13 @@ async fn a_reload_mid_call_keeps_the_limits_the_call_started_with() {
     let dir =
         plugin_dir_with_policies(&[(HOSTILE, Some("version = 1\n[limits]\ntimeout_ms = 3000\n"))]);
     let host = host(dir.path()).await;
+    let (options, mut started) = super::running();
     let running = {
         let host = host.clone();
-        tokio::spawn(async move { call(&host, "sleep", json!({"ms": 700})).await })
+        tokio::spawn(async move { host.call_value("sleep", json!({"ms": 700}), &options).await })
     };
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // The guest runs under the 3 s policy: now tighten it.
+    started.recv().await.expect("the call reports progress");
     std::fs::write(
         dir.path().join("fixture_hostile.policy.toml"),
         "version = 1\n[limits]\ntimeout_ms = 100\n",

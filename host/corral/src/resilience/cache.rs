@@ -5,10 +5,13 @@
 //! JSON: keys sorted) and the same context pairs the plugin is allowed to
 //! see, so two tenants never share an entry. A hit runs no guest code and
 //! takes no rate-limit slot; it is marked `cache_hit` with no fuel and no
-//! attempts. `moka` keeps at most `max_size` results per tool and evicts the
-//! least useful. Failures are not cached unless `cache_errors`.
+//! attempts. At most `max_size` results are kept per tool build
+//! ([`ResultCache`](super::results::ResultCache)). Failures are not cached
+//! unless `cache_errors`.
 
+use std::io::Write as _;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use sha2::{Digest as _, Sha256};
 use tower::{Service, ServiceExt as _};
@@ -33,9 +36,10 @@ impl Cache {
 /// the plugin sees (the tool and its build are the cache's own).
 fn entry_key(invocation: &Invocation) -> [u8; 32] {
     let mut hash = Sha256::new();
-    // serde_json's map is ordered, so this is canonical JSON.
-    hash.update(invocation.arguments.value.to_string().as_bytes());
-    hash.update([0]);
+    // serde_json's map is ordered, so this is canonical JSON, written
+    // straight into the hash. Writing to a hash cannot fail.
+    let _ = serde_json::to_writer(&mut hash, invocation.arguments.value.as_ref());
+    let _ = hash.write_all(&[0]);
     for (key, value) in invocation.context.iter() {
         hash.update(key.as_bytes());
         hash.update([0]);
@@ -55,9 +59,9 @@ impl Service<Invocation> for Cache {
     }
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
-        let Some(cache) = invocation.tool.state().cache.clone() else {
+        if invocation.tool.state().cache.is_none() {
             return Box::pin(self.inner.clone().oneshot(invocation));
-        };
+        }
         let cache_errors = invocation
             .tool
             .resilience()
@@ -65,9 +69,13 @@ impl Service<Invocation> for Cache {
             .is_some_and(|c| c.cache_errors);
         let inner = self.inner.clone();
         Box::pin(async move {
+            let tool = invocation.tool.clone();
+            let Some(cache) = tool.state().cache.as_ref() else {
+                return inner.oneshot(invocation).await;
+            };
             let key = entry_key(&invocation);
-            let label = invocation.tool.state().label();
-            if let Some(hit) = cache.get(&key) {
+            let label = tool.state().label();
+            if let Some(hit) = cache.get(&key, Instant::now()) {
                 metrics::counter!("corral_cache_hits_total", "tool" => label).increment(1);
                 return hit.map(|out| CallOutput {
                     duration: invocation.started.elapsed(),
@@ -80,7 +88,7 @@ impl Service<Invocation> for Cache {
             metrics::counter!("corral_cache_misses_total", "tool" => label).increment(1);
             let result = inner.oneshot(invocation).await;
             if result.is_ok() || cache_errors {
-                cache.insert(key, result.clone());
+                cache.insert(key, result.clone(), Instant::now());
             }
             result
         })

@@ -26,6 +26,7 @@ pub(crate) mod circuit;
 pub(crate) mod config;
 pub(crate) mod limiter;
 mod rate;
+pub(crate) mod results;
 mod retry;
 pub(crate) mod state;
 

@@ -26,18 +26,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use super::circuit::Circuit;
 use super::config::ToolResilience;
 use super::limiter::Limiter;
-use crate::call::CallOutput;
-use crate::error::CallError;
+use super::results::ResultCache;
 use crate::health::HealthWindow;
-
-/// Successful (and, with `cache_errors`, failed) results of one tool build,
-/// by the sha256 of the canonical arguments and the context pairs.
-pub(crate) type ResultCache = moka::sync::Cache<[u8; 32], Result<CallOutput, CallError>>;
 
 /// How many [`ToolState`]s are alive in one host: in the served catalog,
 /// and in older catalogs that calls in flight still hold.
@@ -119,12 +113,7 @@ impl ToolState {
             return old.clone();
         }
         let r = &identity.resilience;
-        let cache = r.cache.map(|c| {
-            moka::sync::Cache::builder()
-                .max_capacity(c.max_size)
-                .time_to_live(Duration::from_millis(c.ttl_ms))
-                .build()
-        });
+        let cache = r.cache.as_ref().map(ResultCache::new);
         let rate = r
             .rate_limit
             .as_ref()
@@ -172,10 +161,7 @@ impl ToolState {
     /// the tool's own limiter (the plugin-wide one is shared, see
     /// [`plugin_limiter`](Self::plugin_limiter)).
     pub(crate) fn usage(&self) -> (u64, u64) {
-        let entries = self.cache.as_ref().map_or(0, |c| {
-            c.run_pending_tasks();
-            c.entry_count()
-        });
+        let entries = self.cache.as_ref().map_or(0, ResultCache::len);
         (entries, self.rate.as_ref().map_or(0, Limiter::tenants))
     }
 }
