@@ -68,6 +68,7 @@
 mod describe;
 mod presentation;
 mod raw;
+mod sections;
 pub mod types;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,12 +76,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use toml::Spanned;
 
 use crate::caps::DescribeOverrides;
 use crate::context::ContextPolicy;
 use crate::limits::LimitOverrides;
-use raw::{Access, RawPolicy};
+use raw::RawPolicy;
 pub use types::HostPattern;
 
 /// The policy format version this host reads.
@@ -274,116 +274,11 @@ impl Policy {
             policy.sha256 = Some(value);
         }
 
-        let positive = |v: &Option<Spanned<u64>>, name: &str| -> Result<Option<u64>, PolicyError> {
-            match v {
-                None => Ok(None),
-                Some(s) if *s.get_ref() == 0 => Err(at(
-                    s.span(),
-                    format!("{name} must be greater than 0; remove it to keep the host's default"),
-                )),
-                Some(s) => Ok(Some(*s.get_ref())),
-            }
-        };
-        let size = |v: Option<u64>| v.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-        if let Some(limits) = raw.limits {
-            policy.limits = LimitOverrides {
-                fuel: positive(&limits.fuel, "limits.fuel")?,
-                timeout_ms: positive(&limits.timeout_ms, "limits.timeout_ms")?,
-                memory_bytes: match positive(&limits.memory_mib, "limits.memory_mib")? {
-                    None => None,
-                    Some(mib) => Some(
-                        usize::try_from(mib)
-                            .ok()
-                            .and_then(|m| m.checked_mul(1 << 20))
-                            .ok_or_else(|| {
-                                at(
-                                    limits.memory_mib.as_ref().map_or(0..0, Spanned::span),
-                                    format!("limits.memory_mib = {mib} is too large"),
-                                )
-                            })?,
-                    ),
-                },
-                output_bytes: size(positive(&limits.output_bytes, "limits.output_bytes")?),
-            };
-        }
-
-        if let Some(describe) = raw.describe {
-            policy.describe = DescribeOverrides {
-                timeout_ms: positive(&describe.timeout_ms, "describe.timeout_ms")?,
-                max_tools: size(positive(&describe.max_tools, "describe.max_tools")?),
-                max_description_chars: size(positive(
-                    &describe.max_description_chars,
-                    "describe.max_description_chars",
-                )?),
-                max_schema_bytes: size(positive(
-                    &describe.max_schema_bytes,
-                    "describe.max_schema_bytes",
-                )?),
-                max_output_bytes: size(positive(
-                    &describe.max_output_bytes,
-                    "describe.max_output_bytes",
-                )?),
-            };
-        }
-
+        sections::limits(raw.limits, &mut policy, &at)?;
+        sections::describe(raw.describe, &mut policy, &at)?;
         let base = path.parent().unwrap_or(Path::new("."));
-        let mut guests = BTreeSet::new();
-        for dir in raw.filesystem {
-            let guest =
-                types::guest_path(dir.guest.get_ref()).map_err(|m| at(dir.guest.span(), m))?;
-            if !guests.insert(guest.clone()) {
-                return Err(at(
-                    dir.guest.span(),
-                    format!(
-                        "guest path `{guest}` is granted twice; keep one [[filesystem]] entry for it"
-                    ),
-                ));
-            }
-            let written = dir.host.get_ref().clone();
-            let host = base.join(&written).canonicalize().map_err(|err| {
-                at(
-                    dir.host.span(),
-                    format!(
-                        "host directory `{written}` (relative to this file) cannot be used: {err}; \
-                         create it or fix the path"
-                    ),
-                )
-            })?;
-            if !host.is_dir() {
-                return Err(at(
-                    dir.host.span(),
-                    format!("host path `{written}` is not a directory"),
-                ));
-            }
-            policy.filesystem.push(DirGrant {
-                host_as_written: written,
-                host,
-                guest,
-                writable: dir.access == Access::ReadWrite,
-            });
-        }
-
-        if let Some(env) = raw.environment {
-            for (name, value) in env.set {
-                let name = types::env_name(name.get_ref()).map_err(|m| at(name.span(), m))?;
-                policy.environment.push(EnvGrant::Set { name, value });
-            }
-            for name in env.pass {
-                let checked = types::env_name(name.get_ref()).map_err(|m| at(name.span(), m))?;
-                if policy
-                    .environment
-                    .iter()
-                    .any(|g| matches!(g, EnvGrant::Set { name: n, .. } if *n == checked))
-                {
-                    return Err(at(
-                        name.span(),
-                        format!("`{checked}` is both set and passed through; keep one"),
-                    ));
-                }
-                policy.environment.push(EnvGrant::Pass { name: checked });
-            }
-        }
-
+        sections::filesystem(raw.filesystem, base, &mut policy, &at)?;
+        sections::environment(raw.environment, &mut policy, &at)?;
         if let Some(http) = raw.http {
             policy.http_private = http.allow_private_networks;
             for entry in http.allow {
@@ -392,63 +287,15 @@ impl Policy {
                 policy.http_allow.push(pattern);
             }
         }
-
         if let Some(approval) = raw.approval {
             policy.require_approval = approval.require.into_iter().collect();
         }
-
-        if let Some(context) = raw.context {
-            let span = context.span();
-            let c = context.into_inner();
-            policy.context = Some(match (c.allow, c.deny, c.pass_through) {
-                (Some(keys), None, false) => ContextPolicy::allow(keys),
-                (None, Some(keys), false) => ContextPolicy::deny(keys),
-                (None, None, true) => ContextPolicy::PassThrough,
-                (None, None, false) => ContextPolicy::default(),
-                _ => {
-                    return Err(at(
-                        span,
-                        "[context] takes one of `allow`, `deny` or `pass_through = true`, not several"
-                            .into(),
-                    ));
-                }
-            });
-        }
-
-        if let Some(table) = raw.resilience {
-            let span = table.span();
-            let r = table.into_inner();
-            let plugin = crate::resilience::config::ResilienceTable {
-                retry: r.retry,
-                circuit_breaker: r.circuit_breaker,
-                rate_limit: r.rate_limit,
-                cache: r.cache,
-                health: r.health,
-                audit: r.audit,
-            };
-            for (name, table) in std::iter::once(("(the plugin)", &plugin))
-                .chain(r.tools.iter().map(|(n, t)| (n.as_str(), t)))
-            {
-                crate::resilience::config::check_table(table)
-                    .map_err(|m| at(span.clone(), format!("[resilience] {name}: {m}")))?;
-            }
-            policy.resilience = crate::resilience::config::ResiliencePolicy {
-                plugin,
-                tools: r.tools,
-            };
-        }
-
+        sections::context(raw.context, &mut policy, &at)?;
+        sections::resilience(raw.resilience, &mut policy, &at)?;
         if let Some(p) = raw.presentation {
             presentation::apply(p, &mut policy, &at)?;
         }
-        for (tool, advice) in raw.one_shot.unwrap_or_default() {
-            crate::text::check(
-                &format!("the one-shot advice of `{tool}`"),
-                advice.get_ref(),
-            )
-            .map_err(|m| at(advice.span(), m))?;
-            policy.one_shot.insert(tool, advice.into_inner());
-        }
+        sections::one_shot(raw.one_shot.unwrap_or_default(), &mut policy, &at)?;
         Ok(policy)
     }
 

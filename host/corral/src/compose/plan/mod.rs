@@ -11,6 +11,7 @@
 pub mod execute;
 pub mod graph;
 pub mod reference;
+pub mod step_id;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -105,7 +106,7 @@ struct RawStep {
 /// One validated step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
-    /// Unique id, `[A-Za-z0-9_-]{1,64}`.
+    /// Unique id ([`step_id`]'s rule: `[A-Za-z0-9_-]{1,64}`).
     pub id: String,
     /// The tool to call.
     pub tool: String,
@@ -151,14 +152,6 @@ fn check_size(bytes: usize, limits: &PlanLimits) -> Result<(), PlanError> {
         });
     }
     Ok(())
-}
-
-fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 impl Plan {
@@ -216,11 +209,8 @@ impl Plan {
         }
         let mut index: HashMap<&str, usize> = HashMap::new();
         for (i, step) in raw.steps.iter().enumerate() {
-            if !valid_id(&step.id) {
-                problems.push(format!(
-                    "step `{}`: ids use 1 to 64 characters from [A-Za-z0-9_-]",
-                    step.id
-                ));
+            if !step_id::is_valid(&step.id) {
+                problems.push(format!("step `{}`: {}", step.id, step_id::RULE));
             }
             if index.insert(&step.id, i).is_some() {
                 problems.push(format!(
@@ -339,7 +329,7 @@ impl Plan {
                     "items": {
                         "type": "object",
                         "properties": {
-                            "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$", "description": "Unique step id, used by $ref from other steps."},
+                            "id": {"type": "string", "pattern": step_id::pattern(), "description": "Unique step id, used by $ref from other steps."},
                             "tool": {"type": "string", "description": "The tool to call."},
                             "arguments": {
                                 "type": ["object", "string"],

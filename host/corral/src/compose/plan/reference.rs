@@ -3,7 +3,7 @@
 //! insertion rules).
 //!
 //! Syntax: `$ref:STEP`, `$ref:STEP.field`, `$ref:STEP.a.b`, with array indexes
-//! as path segments (`$ref:STEP.items.0`). A step id is `[A-Za-z0-9_-]`; a
+//! as path segments (`$ref:STEP.items.0`). A step id is `[A-Za-z0-9_-]` (`step_id.rs`); a
 //! path segment is `[A-Za-z0-9_]`.
 //!
 //! Insertion, when a JSON string in the arguments is exactly one reference:
@@ -34,10 +34,6 @@ pub struct Reference {
 
 const PREFIX: &str = "$ref:";
 
-fn is_id_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
-}
-
 fn is_field_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
@@ -45,7 +41,9 @@ fn is_field_char(c: char) -> bool {
 /// Parses the reference at the start of `text` (just after `$ref:`), returning
 /// it and the number of bytes it spans.
 fn parse_at(text: &str) -> Option<(Reference, usize)> {
-    let id_len = text.find(|c| !is_id_char(c)).unwrap_or(text.len());
+    let id_len = text
+        .find(|c| !super::step_id::is_char(c))
+        .unwrap_or(text.len());
     if id_len == 0 {
         return None;
     }
