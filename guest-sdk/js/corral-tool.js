@@ -38,7 +38,10 @@ import {
   requestApproval as hostRequestApproval,
 } from 'corral:tool/host@0.1.0';
 
+// The host's name rule (the corral-names crate is its one source; the host's
+// tests check this pattern and this list against it).
 const NAME = /^[A-Za-z0-9_]{1,64}$/;
+const RESERVED = ['execute_tool_plan', 'tool_search'];
 const LATENCY = ['fast', 'medium', 'slow'];
 const RETURN_BEHAVIOR = { to_llm: 'to-llm', immediate: 'immediate' };
 
@@ -64,7 +67,8 @@ export class ExecutionFailed extends ToolError {}
  * Describes one tool.
  *
  * `spec` fields (only `name`, `description` and `parameters` are required):
- * - `name`: `[A-Za-z0-9_]{1,64}`, unique across all plugins of a host.
+ * - `name`: `[A-Za-z0-9_]{1,64}`, unique across all plugins of a host, and not
+ *   `execute_tool_plan` or `tool_search` (reserved for corral's built-in tools).
  * - `description`: what the tool does, for the model.
  * - `parameters`: either a JSON Schema of the arguments object
  *   (`{type: 'object', ...}`), or a map of field name to the field's schema;
@@ -90,6 +94,9 @@ export function defineTool(spec, handler) {
   }
   if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
     throw new TypeError(`tool name '${spec.name}' is invalid: use 1 to 64 of [A-Za-z0-9_]`);
+  }
+  if (RESERVED.includes(spec.name)) {
+    throw new TypeError(`tool name '${spec.name}' is reserved for a corral built-in tool; rename it`);
   }
   if (typeof spec.description !== 'string' || spec.description.trim() === '') {
     throw new TypeError(`tool '${spec.name}' needs a description: the model reads it to decide when to call the tool`);

@@ -19,6 +19,7 @@ mod languages;
 mod limits;
 mod loading;
 mod mcp;
+mod names;
 mod pipelines;
 mod plans;
 mod policies;

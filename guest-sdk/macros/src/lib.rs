@@ -11,9 +11,6 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, FnArg, ItemFn, Lit, LitStr, Meta, ReturnType, parse_macro_input};
 
-/// Longest tool name the host accepts (mirrors the host resolver).
-const MAX_NAME_LEN: usize = 64;
-
 /// Registers a function as a corral tool. See `corral_guest::tool` for the
 /// documentation shown to users.
 #[proc_macro_attribute]
@@ -157,20 +154,11 @@ impl Options {
     }
 }
 
-/// Applies the host resolver's name rule at compile time.
+/// Applies the host's name rule (`corral_names::check_name`, the one
+/// source) at compile time.
 fn check_name(name: &str, span: Span) -> syn::Result<()> {
-    if name.is_empty()
-        || name.len() > MAX_NAME_LEN
-        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(syn::Error::new(
-            span,
-            format!(
-                "invalid tool name `{name}`: use 1 to {MAX_NAME_LEN} characters from [A-Za-z0-9_]"
-            ),
-        ));
-    }
-    Ok(())
+    corral_names::check_name(name)
+        .map_err(|problem| syn::Error::new(span, format!("invalid tool name `{name}`: {problem}")))
 }
 
 /// `T` of a `-> Result<T, E>` return type.

@@ -72,7 +72,10 @@ __all__ = [
     "tool",
 ]
 
+# The host's name rule (the corral-names crate is its one source; the host's
+# tests check this pattern and this list against it).
 _NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+_RESERVED = ("execute_tool_plan", "tool_search")
 
 
 class Context(dict):
@@ -140,7 +143,8 @@ def tool(
     ``@tool(...)``.
 
     Options (defaults as in the Rust SDK): ``name`` (the function name,
-    ``[A-Za-z0-9_]{1,64}``), ``description`` (the docstring up to ``Args:``),
+    ``[A-Za-z0-9_]{1,64}``, not ``execute_tool_plan`` or ``tool_search``),
+    ``description`` (the docstring up to ``Args:``),
     ``category`` (``""``), ``keywords`` (none), ``version`` (``""``),
     ``idempotent`` (False), ``sequential`` (False: calls may run in
     parallel), ``requires_approval`` (False), ``latency`` (``"fast"``,
@@ -158,6 +162,10 @@ def tool(
         where = f"@tool {f.__module__}.{f.__qualname__}"
         if not _NAME.match(tool_name):
             raise TypeError(f"{where}: name {tool_name!r} is invalid: use 1 to 64 of [A-Za-z0-9_]")
+        if tool_name in _RESERVED:
+            raise TypeError(
+                f"{where}: name {tool_name!r} is reserved for a corral built-in tool; rename it"
+            )
         if tool_name in _TOOLS:
             raise TypeError(f"{where}: a tool named {tool_name!r} is already registered")
         summary, arg_docs = _parse_docstring(inspect.getdoc(f) or "")

@@ -1,54 +1,13 @@
-//! Tool-name rules, in one place: what a name may look like, which names the
-//! host keeps for its built-in tools, and the "did you mean" suggestion for a
-//! name that matches none.
+//! Tool names: the rule (re-exported from the `corral-names` crate, its one
+//! source, which the guest SDK's `#[tool]` macro shares) and the "did you
+//! mean" suggestion for a name that matches none.
 //!
-//! The rule (reference 000's tool interface, and MCP's tool-name guidance): a
-//! name is non-blank, only `[A-Za-z0-9_]`, at most [`MAX_NAME_LEN`]
-//! characters, and not one of [`RESERVED_NAMES`]. It applies to names a plugin
-//! declares, to the names a policy's `rename` produces, and to pipelines.
+//! The rule: a name is non-blank, only `[A-Za-z0-9_]`, at most
+//! [`MAX_NAME_LEN`] characters, and not one of [`RESERVED_NAMES`]. It applies
+//! to names a plugin declares, to the names a policy's `rename` produces, and
+//! to pipelines.
 
-/// Longest tool name accepted, in characters.
-pub const MAX_NAME_LEN: usize = 64;
-
-/// The name of the built-in plan tool (reference 001). No plugin may use it.
-pub const PLAN_TOOL: &str = "execute_tool_plan";
-
-/// The name of the built-in search tool (reference 003, "Tool Discovery"),
-/// served when the host is built with
-/// [`HostBuilder::tool_search`](crate::HostBuilder::tool_search); reserved
-/// either way, so switching it on never collides with a plugin.
-pub const SEARCH_TOOL: &str = "tool_search";
-
-/// Names the host reserves for its own built-in tools.
-pub const RESERVED_NAMES: &[&str] = &[PLAN_TOOL, SEARCH_TOOL];
-
-/// Checks a tool name against the naming rule.
-///
-/// # Errors
-/// A message saying which rule the name breaks and how to fix it.
-pub fn check_name(name: &str) -> Result<(), String> {
-    if name.trim().is_empty() {
-        return Err("the name is blank; give the tool a name of [A-Za-z0-9_]".into());
-    }
-    if name.len() > MAX_NAME_LEN {
-        return Err(format!(
-            "the name is {} characters long; use at most {MAX_NAME_LEN}",
-            name.len()
-        ));
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-    {
-        return Err(format!(
-            "the name contains {bad:?}; use only letters, digits and underscores"
-        ));
-    }
-    if RESERVED_NAMES.contains(&name) {
-        return Err("the name is reserved for a corral built-in tool; rename it".into());
-    }
-    Ok(())
-}
+pub use corral_names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
 
 /// The name among `known` closest to `name` (case-insensitive edit distance
 /// of at most 2, or a third of the candidate's length), for "did you mean"

@@ -106,7 +106,8 @@ struct RawStep {
 /// One validated step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
-    /// Unique id ([`step_id`]'s rule: `[A-Za-z0-9_-]{1,64}`).
+    /// Unique id: 1 to 64 characters from `[A-Za-z0-9_-]` (the rule is in
+    /// `compose/plan/step_id.rs`).
     pub id: String,
     /// The tool to call.
     pub tool: String,
