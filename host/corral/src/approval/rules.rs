@@ -36,6 +36,7 @@ pub const RULES_VERSION: u32 = 1;
 
 /// Why a rules file cannot be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RulesError {
     /// The file cannot be read.
     #[error("cannot read approval rules {}: {source}", .path.display())]

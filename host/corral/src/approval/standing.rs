@@ -20,6 +20,7 @@ const FILE_VERSION: u32 = 1;
 
 /// Why a standing-approvals file could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StandingError {
     /// The file exists but cannot be read.
     #[error("cannot read standing approvals {}: {source}", .path.display())]

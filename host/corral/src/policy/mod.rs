@@ -97,6 +97,7 @@ pub fn policy_path(wasm: &Path) -> PathBuf {
 
 /// Why a policy file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The file exists but cannot be read.
     #[error("cannot read policy {}: {message}", .path.display())]

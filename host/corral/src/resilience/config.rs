@@ -42,6 +42,7 @@ use crate::spec::ToolMetadata;
 /// Retry with exponential backoff (reference 003's `@Retry`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct RetryConfig {
     /// Attempts in all; 1 means no retry.
     pub max_attempts: u32,
@@ -71,6 +72,7 @@ impl Default for RetryConfig {
 /// Fail fast after consecutive failures (reference 003's circuit breaker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct BreakerConfig {
     /// Consecutive failed calls (after retries) that open the circuit.
     pub failure_threshold: u32,
@@ -113,6 +115,7 @@ impl Per {
 /// A rate limit (reference 003's `@RateLimit`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RateLimitConfig {
     /// Calls allowed per period.
     pub requests: u32,
@@ -149,6 +152,7 @@ fn default_wait() -> u64 {
 /// A result cache (reference 003's `@Cached`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CacheConfig {
     /// How long a result is reused, in milliseconds.
     pub ttl_ms: u64,
@@ -167,6 +171,7 @@ fn default_cache_size() -> u64 {
 /// When a tool is UP, DEGRADED or DOWN (reference 003's health monitoring).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct HealthThresholds {
     /// Recent calls the status is computed from.
     pub window: usize,
@@ -206,6 +211,7 @@ pub enum AuditLevel {
 /// What the audit log records for a tool (reference 003's `@Security`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct AuditConfig {
     /// Which executions are recorded.
     pub level: AuditLevel,
@@ -219,6 +225,7 @@ pub struct AuditConfig {
 /// tool under `[resilience.tools.NAME]`. Every entry optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ResilienceTable {
     /// Retry (idempotent tools only).
     #[serde(default)]
@@ -244,6 +251,7 @@ pub struct ResilienceTable {
 /// the name the plugin gives the tool.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ResiliencePolicy {
     /// For every tool of the plugin.
     #[serde(flatten)]
@@ -310,6 +318,243 @@ pub struct ToolResilience {
     pub health: HealthThresholds,
     /// Audit.
     pub audit: AuditConfig,
+}
+
+impl RetryConfig {
+    /// Retry with `max_attempts` attempts in all (1 means no retry) and the
+    /// other knobs at their defaults (100 ms first delay, factor 2.0, at most
+    /// 2 000 ms, jitter on).
+    #[must_use]
+    pub fn new(max_attempts: u32) -> Self {
+        Self {
+            max_attempts,
+            ..Self::default()
+        }
+    }
+
+    /// This retry waiting `ms` milliseconds before the second attempt.
+    #[must_use]
+    pub fn with_initial_delay_ms(mut self, ms: u64) -> Self {
+        self.initial_delay_ms = ms;
+        self
+    }
+
+    /// This retry multiplying each delay by `factor` (at least 1.0).
+    #[must_use]
+    pub fn with_multiplier(mut self, factor: f32) -> Self {
+        self.multiplier = factor;
+        self
+    }
+
+    /// This retry waiting at most `ms` milliseconds between attempts.
+    #[must_use]
+    pub fn with_max_delay_ms(mut self, ms: u64) -> Self {
+        self.max_delay_ms = ms;
+        self
+    }
+
+    /// This retry with random delays (`true`) or exact ones.
+    #[must_use]
+    pub fn with_jitter(mut self, jitter: bool) -> Self {
+        self.jitter = jitter;
+        self
+    }
+}
+
+impl BreakerConfig {
+    /// A breaker that opens after `failure_threshold` consecutive failed
+    /// calls and stays open `cool_down_ms` milliseconds before one probe.
+    #[must_use]
+    pub fn new(failure_threshold: u32, cool_down_ms: u64) -> Self {
+        Self {
+            failure_threshold,
+            cool_down_ms,
+        }
+    }
+}
+
+impl RateLimitConfig {
+    /// `requests` calls per `per`, a burst of `requests`, waiting up to
+    /// 5 000 ms for a slot, one budget for every caller.
+    #[must_use]
+    pub fn new(requests: u32, per: Per) -> Self {
+        Self {
+            requests,
+            per,
+            burst_size: None,
+            throw_on_limit: false,
+            wait_timeout_ms: default_wait(),
+            per_context_key: None,
+            max_context_keys: None,
+        }
+    }
+
+    /// This limit allowing `calls` at once.
+    #[must_use]
+    pub fn with_burst_size(mut self, calls: u32) -> Self {
+        self.burst_size = Some(calls);
+        self
+    }
+
+    /// This limit refusing at once (`true`) instead of waiting for a slot.
+    #[must_use]
+    pub fn with_throw_on_limit(mut self, throw: bool) -> Self {
+        self.throw_on_limit = throw;
+        self
+    }
+
+    /// This limit waiting up to `ms` milliseconds for a slot.
+    #[must_use]
+    pub fn with_wait_timeout_ms(mut self, ms: u64) -> Self {
+        self.wait_timeout_ms = ms;
+        self
+    }
+
+    /// This limit with one budget per value of the context key `key`,
+    /// keeping at most `max_keys` of them (`None`:
+    /// [`DEFAULT_MAX_CONTEXT_KEYS`](crate::resilience::DEFAULT_MAX_CONTEXT_KEYS)).
+    #[must_use]
+    pub fn per_context_key(mut self, key: impl Into<String>, max_keys: Option<u64>) -> Self {
+        self.per_context_key = Some(key.into());
+        self.max_context_keys = max_keys;
+        self
+    }
+}
+
+impl CacheConfig {
+    /// A cache reusing results for `ttl_ms` milliseconds, at most 1 000 of
+    /// them, successes only.
+    #[must_use]
+    pub fn new(ttl_ms: u64) -> Self {
+        Self {
+            ttl_ms,
+            max_size: default_cache_size(),
+            cache_errors: false,
+        }
+    }
+
+    /// This cache keeping at most `results` results.
+    #[must_use]
+    pub fn with_max_size(mut self, results: u64) -> Self {
+        self.max_size = results;
+        self
+    }
+
+    /// This cache reusing failures too (`true`).
+    #[must_use]
+    pub fn with_cache_errors(mut self, cache_errors: bool) -> Self {
+        self.cache_errors = cache_errors;
+        self
+    }
+}
+
+impl HealthThresholds {
+    /// These thresholds over the last `calls` calls.
+    #[must_use]
+    pub fn with_window(mut self, calls: usize) -> Self {
+        self.window = calls;
+        self
+    }
+
+    /// These thresholds with UP at or above `rate` (0 to 1) and DOWN below
+    /// `down_below` (0 to 1, at most `rate`).
+    #[must_use]
+    pub fn with_success_rates(mut self, rate: f64, down_below: f64) -> Self {
+        self.up_success_rate = rate;
+        self.degraded_success_rate = down_below;
+        self
+    }
+
+    /// These thresholds calling an otherwise UP tool DEGRADED when its p95
+    /// latency is over `ms` milliseconds.
+    #[must_use]
+    pub fn with_p95_ms(mut self, ms: u64) -> Self {
+        self.p95_ms = ms;
+        self
+    }
+}
+
+impl AuditConfig {
+    /// Auditing at `level`, arguments recorded by digest only.
+    #[must_use]
+    pub fn new(level: AuditLevel) -> Self {
+        Self {
+            level,
+            ..Self::default()
+        }
+    }
+
+    /// This audit recording the arguments themselves, with `mask_fields`
+    /// (top-level fields) replaced by `"***"`.
+    #[must_use]
+    pub fn with_arguments(mut self, mask_fields: Vec<String>) -> Self {
+        self.record_arguments = true;
+        self.mask_fields = mask_fields;
+        self
+    }
+}
+
+impl ResilienceTable {
+    /// This table with `retry`.
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryConfig) -> Self {
+        self.retry = Some(retry);
+        self
+    }
+
+    /// This table with a circuit breaker.
+    #[must_use]
+    pub fn with_circuit_breaker(mut self, breaker: BreakerConfig) -> Self {
+        self.circuit_breaker = Some(breaker);
+        self
+    }
+
+    /// This table with a rate limit.
+    #[must_use]
+    pub fn with_rate_limit(mut self, limit: RateLimitConfig) -> Self {
+        self.rate_limit = Some(limit);
+        self
+    }
+
+    /// This table with a result cache.
+    #[must_use]
+    pub fn with_cache(mut self, cache: CacheConfig) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// This table with health thresholds.
+    #[must_use]
+    pub fn with_health(mut self, health: HealthThresholds) -> Self {
+        self.health = Some(health);
+        self
+    }
+
+    /// This table with an audit configuration.
+    #[must_use]
+    pub fn with_audit(mut self, audit: AuditConfig) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+}
+
+impl ResiliencePolicy {
+    /// A policy with `plugin` for every tool of the plugin.
+    #[must_use]
+    pub fn new(plugin: ResilienceTable) -> Self {
+        Self {
+            plugin,
+            tools: BTreeMap::new(),
+        }
+    }
+
+    /// This policy with `table` for the tool the plugin calls `tool`,
+    /// replacing the plugin-wide entry of each layer it sets.
+    #[must_use]
+    pub fn with_tool(mut self, tool: impl Into<String>, table: ResilienceTable) -> Self {
+        self.tools.insert(tool.into(), table);
+        self
+    }
 }
 
 /// Checks the values of one resilience table: what no layer could use.
@@ -472,6 +717,27 @@ mod tests {
         )
         .expect("ok");
         assert!(off.retry.is_none() && off.cache.is_none() && off.rate_limit.is_none());
+    }
+
+    #[test]
+    fn constructors_give_what_a_policy_file_gives() {
+        let table: ResilienceTable = toml::from_str(
+            "retry = { max_attempts = 4 }\n\
+             circuit_breaker = { failure_threshold = 2, cool_down_ms = 10 }\n\
+             rate_limit = { requests = 5, per = \"minute\" }\n\
+             cache = { ttl_ms = 50 }\n\
+             health = {}\n\
+             audit = { level = \"all\" }\n",
+        )
+        .expect("toml");
+        let built = ResilienceTable::default()
+            .with_retry(RetryConfig::new(4))
+            .with_circuit_breaker(BreakerConfig::new(2, 10))
+            .with_rate_limit(RateLimitConfig::new(5, Per::Minute))
+            .with_cache(CacheConfig::new(50))
+            .with_health(HealthThresholds::default())
+            .with_audit(AuditConfig::new(AuditLevel::All));
+        assert_eq!(built, table);
     }
 
     #[test]
