@@ -164,7 +164,7 @@ export function plugin(...tools) {
         const args = decodeArguments(t, argumentsJson);
         const result = await t.handler(args, Object.fromEntries(context));
         // A tool that returns nothing succeeds with the empty string
-        // (reference 000's result contract), not "null".
+        // (AgentEnsemble's result contract), not "null".
         return result === undefined ? '' : JSON.stringify(result);
       } catch (e) {
         if (e instanceof ToolError) throw witError(e);

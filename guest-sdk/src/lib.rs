@@ -106,7 +106,7 @@ pub enum Latency {
     Slow,
 }
 
-/// Where the tool's result goes (WIT `return-behavior`, reference 002's
+/// Where the tool's result goes (WIT `return-behavior`, LangChain4j's
 /// `ReturnBehavior`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReturnBehavior {
@@ -173,7 +173,7 @@ pub struct ToolSpec {
     pub metadata: Metadata,
 }
 
-/// Why a tool call failed (WIT `tool-error`, reference 002's two exception kinds).
+/// Why a tool call failed (WIT `tool-error`, LangChain4j's two exception kinds).
 ///
 /// `From<String>` and `From<&str>` produce [`ToolError::ExecutionFailed`], so
 /// `Err("upstream timed out")?`-style code works.
@@ -340,7 +340,7 @@ pub fn progress(message: &str) {
     host::progress(message);
 }
 
-/// A reviewer's answer to [`request_approval`] (reference 000's decisions).
+/// A reviewer's answer to [`request_approval`] (AgentEnsemble's decisions).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
     /// Go ahead.

@@ -55,7 +55,7 @@ fn strip_position(message: &str) -> String {
 
 /// Turns a tool function's return value into the WIT result: its JSON, or
 /// the empty string when the tool returns nothing (`()` or another
-/// zero-sized type), as reference 000's result contract says.
+/// zero-sized type), as AgentEnsemble's result contract says.
 pub fn encode_output<T: Serialize, E: Into<ToolError>>(
     result: Result<T, E>,
 ) -> Result<String, ToolError> {

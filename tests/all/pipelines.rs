@@ -1,5 +1,5 @@
 //! Pipelines from `pipelines.json`: sequential compound tools with both error
-//! strategies, step adapters, and load-time checks (reference 000's
+//! strategies, step adapters, and load-time checks (AgentEnsemble's
 //! `ToolPipeline`).
 
 use corral::{CallError, CallOptions, Host, LoadErrorReason};

@@ -1,5 +1,5 @@
 //! `execute_tool_plan`: the built-in meta-tool, through `Host::call` like any
-//! tool, on the sample tools and fixtures (reference 001).
+//! tool, on the sample tools and fixtures (the tool-planning guide, docs/references.md).
 
 use corral::{CallError, CallOptions, Host};
 use serde_json::{Value, json};

@@ -360,7 +360,7 @@ class Tool(exports.Tool):
             raise _wit_error(e) from None
         try:
             # A tool that returns nothing succeeds with the empty string
-            # (reference 000's result contract), not "null".
+            # (AgentEnsemble's result contract), not "null".
             if result is None:
                 return ""
             return json.dumps(result, ensure_ascii=False)

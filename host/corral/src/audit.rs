@@ -1,4 +1,4 @@
-//! The audit log (reference 003's `@Security`): one JSON object per line.
+//! The audit log (TnsAI's `@Security`): one JSON object per line.
 //! Two kinds of line, told apart by `event`:
 //!
 //! - `"approval"`: a gated call's review and decision (audit level `gated`,

@@ -1,5 +1,5 @@
 //! The shapes of a call: what goes in ([`CallOptions`], [`CallContext`],
-//! [`ProgressSink`]) and what comes out ([`CallOutput`], and reference 000's
+//! [`ProgressSink`]) and what comes out ([`CallOutput`], and AgentEnsemble's
 //! [`ToolResult`] view of either outcome). Plain data: the stages that act on
 //! it live in `stages`.
 
@@ -163,7 +163,7 @@ pub struct CallOutput {
     pub cache_hit: bool,
 }
 
-/// Reference 000's result contract for either outcome of a call: output,
+/// AgentEnsemble's result contract for either outcome of a call: output,
 /// success flag, error message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolResult {

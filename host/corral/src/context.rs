@@ -1,4 +1,4 @@
-//! Which out-of-band context keys reach which plugin (reference 004's
+//! Which out-of-band context keys reach which plugin (Embabel's
 //! `ToolCallContext`, its merge table and its allow/deny converters).
 //!
 //! Context comes from two places: the host (process level, set once with
@@ -29,11 +29,11 @@ use crate::call::CallContext;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ContextPolicy {
-    /// Only these keys cross (reference 004's `allowKeys`).
+    /// Only these keys cross (Embabel's `allowKeys`).
     Allow(BTreeSet<String>),
-    /// Every key except these crosses (reference 004's `denyKeys`).
+    /// Every key except these crosses (Embabel's `denyKeys`).
     Deny(BTreeSet<String>),
-    /// Every key crosses (reference 004's `passThrough`): for plugins you trust
+    /// Every key crosses (Embabel's `passThrough`): for plugins you trust
     /// as much as the host.
     PassThrough,
 }

@@ -1,4 +1,4 @@
-//! The tool dependency graph (reference 003's `ToolDependencyGraph`): an edge
+//! The tool dependency graph (TnsAI's `ToolDependencyGraph`): an edge
 //! from each tool to every tool it `depends-on` (WIT 0.2.0), built with
 //! `petgraph`. A catalog refuses cycles at load; the graph gives a
 //! topological order (dependencies first), each tool's transitive

@@ -24,7 +24,7 @@ pub enum CallError {
     },
     /// The arguments are unusable: not a JSON object, a schema violation found by
     /// the host before any guest code ran, or the tool's own `invalid-arguments`
-    /// error (reference 002's `ToolArgumentsException`). Fix the arguments and
+    /// error (LangChain4j's `ToolArgumentsException`). Fix the arguments and
     /// call again.
     #[error("invalid arguments for `{tool}`: {}", .problems.join("; "))]
     InvalidArguments {
@@ -35,7 +35,7 @@ pub enum CallError {
         /// The tool's error code, when the tool reported the error.
         code: Option<i32>,
     },
-    /// The tool reported `execution-failed` (reference 002's
+    /// The tool reported `execution-failed` (LangChain4j's
     /// `ToolExecutionException`).
     #[error("tool `{tool}` failed: {message}")]
     ToolFailed {
@@ -50,7 +50,7 @@ pub enum CallError {
         retryable: bool,
     },
     /// The tool succeeded, but its result breaks the output schema it
-    /// declared (WIT 0.2.0 `output-schema`, reference 003's postconditions):
+    /// declared (WIT 0.2.0 `output-schema`, TnsAI's postconditions):
     /// the tool's fault, not the caller's.
     #[error(
         "tool `{tool}` returned a result that breaks its own output schema: {}; \
@@ -155,7 +155,7 @@ pub enum CallError {
     },
     /// The host is configured so that the call cannot be decided: the tool needs
     /// approval but no reviewer is configured, the reviewer cannot work (no
-    /// terminal), or the audit log cannot be written (reference 000's
+    /// terminal), or the audit log cannot be written (AgentEnsemble's
     /// configuration error). Logged at ERROR; fix the configuration, not the
     /// arguments.
     #[error("configuration error for tool `{tool}`: {message}")]
@@ -213,7 +213,7 @@ impl CallError {
         }
     }
 
-    /// The text a model sees for this failure, per reference 000's contract:
+    /// The text a model sees for this failure, per AgentEnsemble's contract:
     /// `Error: <message>`.
     pub fn llm_text(&self) -> String {
         format!("Error: {self}")
@@ -319,7 +319,7 @@ pub enum LoadErrorReason {
         /// Which rule it broke and how to fix it.
         problem: String,
     },
-    /// Another plugin already provides this tool name (reference 000: duplicate
+    /// Another plugin already provides this tool name (AgentEnsemble: duplicate
     /// names are a resolution error).
     #[error(
         "tool `{tool}` is already provided by {}; rename one of them (a policy's \
@@ -368,7 +368,7 @@ pub enum LoadErrorReason {
     #[error("tool groups: {0}")]
     InvalidGroups(String),
     /// A group includes a tool whose grants exceed the group's declared
-    /// permissions (reference 004's `ToolGroupPermission`, checked).
+    /// permissions (Embabel's `ToolGroupPermission`, checked).
     #[error(
         "group `{group}` includes tool `{tool}`, which has permission `{permission}` \
          ({grant}); add \"{permission}\" to the group's `permissions`, or leave the tool \

@@ -1,4 +1,4 @@
-//! The health registry (reference 003's health monitoring): each tool's
+//! The health registry (TnsAI's health monitoring): each tool's
 //! status computed from a sliding window of its recent calls.
 //!
 //! | status | when (defaults; per tool in the policy's `[resilience] health`) |

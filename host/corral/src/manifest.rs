@@ -1,4 +1,4 @@
-//! The tool manifest (reference 003's "Tool Manifest"): one machine-readable
+//! The tool manifest (TnsAI's "Tool Manifest"): one machine-readable
 //! JSON document describing every tool a host serves, for catalogs, audits
 //! and CI checks. `corral manifest` prints it; its JSON Schema is
 //! [`MANIFEST_SCHEMA`] (`host/corral/manifest.schema.json`), and a test

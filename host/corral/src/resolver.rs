@@ -2,7 +2,7 @@
 //! plugin's policy presentation, compiles its argument schema once, and names
 //! each tool exactly once across all plugins.
 //!
-//! Rules (reference 000's tool interface and edge-case table, plus MCP's
+//! Rules (AgentEnsemble's tool interface and edge-case table, plus MCP's
 //! requirement that an input schema describes an object):
 //! - a name follows [`names::check_name`](crate::names::check_name);
 //! - a description is non-empty;

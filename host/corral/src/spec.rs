@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How long a call usually takes (WIT `latency-hint`, reference 003's `latency`).
+/// How long a call usually takes (WIT `latency-hint`, TnsAI's `latency`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Latency {
@@ -16,7 +16,7 @@ pub enum Latency {
     Slow,
 }
 
-/// Where a result goes (WIT `return-behavior`, reference 002's `ReturnBehavior`).
+/// Where a result goes (WIT `return-behavior`, LangChain4j's `ReturnBehavior`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReturnBehavior {

@@ -1,4 +1,4 @@
-//! The resilience layers (reference 003): retry, circuit breaker, rate limit
+//! The resilience layers (TnsAI, docs/references.md): retry, circuit breaker, rate limit
 //! and cache, each on every call path (direct, plan step, pipeline step,
 //! MCP), and the three consequences of their order,
 //! `cache(rate_limit(retry(tool)))`.

@@ -1,6 +1,6 @@
 //! Reports on the loaded tools that run nothing: `corral health` (each
 //! tool's status), `corral graph` (the `depends-on` graph) and `corral
-//! manifest` (reference 003's tool manifest).
+//! manifest` (TnsAI's tool manifest).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -99,7 +99,7 @@ impl GraphCmd {
     }
 }
 
-/// Write the tool manifest (reference 003): every tool with its spec,
+/// Write the tool manifest (TnsAI, docs/references.md): every tool with its spec,
 /// metadata, resilience, security settings, dependencies, provider, limits
 /// and grants, as JSON valid against `host/corral/manifest.schema.json`.
 #[derive(Args, Debug)]

@@ -3,7 +3,7 @@
 //! It talks to the controlling terminal (`/dev/tty`), not to stdin/stdout, so
 //! it still works when those carry a protocol (MCP over stdio) or a pipe.
 //! Prompts from concurrent calls are serialized by a process-wide lock held for
-//! the whole exchange (reference 000's console approval lock), so two prompts
+//! the whole exchange (AgentEnsemble's console approval lock), so two prompts
 //! never interleave. The lock is held by the thread doing the terminal I/O, not
 //! by the waiting future, so even a call that stops waiting (its review timed
 //! out) cannot let another prompt start before this one has finished.

@@ -1,6 +1,6 @@
 //! Approval gates: no gated call runs without a decision.
 //!
-//! Two gates lead to one [`Reviewer`] (reference 000's tool-level approval
+//! Two gates lead to one [`Reviewer`] (AgentEnsemble's tool-level approval
 //! gates):
 //! - **declared** ([`Gate::Declared`]): the tool's spec says `requires-approval`,
 //!   or the host configuration marks the tool
@@ -10,14 +10,14 @@
 //!   `host.request-approval(description)` mid-call. The call's wall-clock
 //!   deadline is paused while the reviewer thinks.
 //!
-//! Decisions are reference 000's three, plus a standing "always":
+//! Decisions are AgentEnsemble's three, plus a standing "always":
 //! [`ApprovalDecision::Continue`], [`ApprovalDecision::ExitEarly`] (the call
 //! fails with `Rejected by reviewer: <reason>`), [`ApprovalDecision::Edit`]
 //! (revised arguments, validated against the tool's schema again before use)
 //! and [`ApprovalDecision::ContinueAlways`], a [`standing`] approval bound to the
 //! plugin's sha256.
 //!
-//! Unlike reference 000, where a tool with no handler auto-approves its own
+//! Unlike AgentEnsemble, where a tool with no handler auto-approves its own
 //! requests, a gated call with no reviewer configured fails with
 //! [`CallError::Configuration`](crate::CallError::Configuration): never a
 //! silent run, never a silent skip. Every review has a timeout

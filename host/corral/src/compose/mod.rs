@@ -1,5 +1,6 @@
-//! Calls made of calls: plans (the built-in `execute_tool_plan`, reference
-//! 001) and pipelines (compound tools, reference 000's `ToolPipeline`).
+//! Calls made of calls: plans (the built-in `execute_tool_plan`, after the
+//! tool-planning guide, docs/references.md) and pipelines (compound tools,
+//! AgentEnsemble's `ToolPipeline`).
 //!
 //! Both run their steps through a [`Caller`], never through the host
 //! directly, so every step takes the whole call path (argument validation,

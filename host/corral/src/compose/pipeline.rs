@@ -1,4 +1,4 @@
-//! Pipelines (reference 000's `ToolPipeline`): several tools chained into one
+//! Pipelines (AgentEnsemble's `ToolPipeline`): several tools chained into one
 //! compound tool that a model calls once. Steps run sequentially inside one
 //! call, with no model round trip between them.
 //!
@@ -23,7 +23,7 @@
 //!   `arguments`, the first step gets the pipeline's arguments and every later
 //!   step gets the previous output, which must then be a JSON object.
 //! - `adapter` (optional) is a field path (`a.b.0`) extracted from the step's
-//!   output before it is passed on. Like reference 000's step adapters it runs
+//!   output before it is passed on. Like AgentEnsemble's step adapters it runs
 //!   only when the step succeeded and there is a next step.
 //! - `error_strategy`: `fail_fast` (the default) stops at the first failed step
 //!   and returns its error; `continue_on_failure` forwards the error text

@@ -1,4 +1,4 @@
-//! Tool groups (reference 004's tool groups and `ToolGroupPermission`) and
+//! Tool groups (Embabel's tool groups and `ToolGroupPermission`) and
 //! the selection of the tools a host serves.
 //!
 //! **Declaring groups.** `groups.toml` in the plugin directory ([`GROUPS_FILE`],

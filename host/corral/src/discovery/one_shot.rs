@@ -1,4 +1,4 @@
-//! One-shot-per-loop tools (reference 004, `OneShotPerLoopTool` and
+//! One-shot-per-loop tools (Embabel, `OneShotPerLoopTool` and
 //! `LoopMemo`): a tool a model should call once per agent loop (a web search,
 //! a plan generator) is marked in its plugin's policy with an advice string:
 //!

@@ -1,4 +1,4 @@
-//! The built-in `tool_search` tool (reference 003, "Tool Discovery"): a model
+//! The built-in `tool_search` tool (TnsAI, "Tool Discovery"): a model
 //! that sees only a few tools asks this one which others exist, by fuzzy
 //! text, by category, or for one tool's full description.
 //!

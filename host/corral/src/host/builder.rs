@@ -285,7 +285,7 @@ impl HostBuilder {
         self
     }
 
-    /// Serves the built-in `tool_search` (reference 003, "Tool Discovery";
+    /// Serves the built-in `tool_search` (TnsAI, "Tool Discovery";
     /// query forms in `ARCHITECTURE.md` and the README): fuzzy search over
     /// the served tools' names, descriptions and keywords, `category:`,
     /// `info:` and `list`. Default: off (the name stays reserved).

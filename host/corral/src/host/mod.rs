@@ -322,7 +322,7 @@ impl Host {
         result
     }
 
-    /// The tool manifest (reference 003): every tool with its spec,
+    /// The tool manifest (TnsAI, docs/references.md): every tool with its spec,
     /// metadata, resilience, security, dependencies, provider, limits and
     /// grants, as JSON valid against [`MANIFEST_SCHEMA`](crate::MANIFEST_SCHEMA).
     pub fn manifest(&self) -> Value {

@@ -58,7 +58,7 @@
 //!
 //! Tool names in `approval`, `presentation`, `one_shot` and `resilience` are
 //! the names the plugin itself declares (before prefix and renames). A
-//! description replaces the plugin's own (reference 004's `withDescription`);
+//! description replaces the plugin's own (Embabel's `withDescription`);
 //! a note is appended to the tool's description (`withNote`), after any
 //! replacement. A second call of a one-shot tool in the same loop returns
 //! its advice without running the guest. Limits above the host's maximums
@@ -188,10 +188,10 @@ pub struct Policy {
     /// Notes appended to tool descriptions, by the plugin's tool name.
     pub notes: BTreeMap<String, String>,
     /// Descriptions that replace the plugin's own, by the plugin's tool name
-    /// (reference 004's `withDescription`); a note is still appended.
+    /// (Embabel's `withDescription`); a note is still appended.
     pub descriptions: BTreeMap<String, String>,
     /// One-shot-per-loop tools and their advice, by the plugin's tool name
-    /// (`[one_shot]`; see reference 004's `OneShotPerLoopTool`).
+    /// (`[one_shot]`; see Embabel's `OneShotPerLoopTool`).
     pub one_shot: BTreeMap<String, String>,
     /// Retry, circuit breaker, rate limit, cache, health and audit settings
     /// (`[resilience]`, per plugin and per tool).

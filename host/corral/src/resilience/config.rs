@@ -1,4 +1,4 @@
-//! The knobs of the resilience layers (reference 003's `@Retry`,
+//! The knobs of the resilience layers (TnsAI's `@Retry`,
 //! `@RateLimit`, `@Cached`, circuit breaker and health thresholds), as a
 //! policy file writes them, and the one rule that turns a tool's hints, its
 //! plugin's policy and the host's switches into its effective configuration
@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::spec::ToolMetadata;
 
-/// Retry with exponential backoff (reference 003's `@Retry`).
+/// Retry with exponential backoff (TnsAI's `@Retry`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
@@ -69,7 +69,7 @@ impl Default for RetryConfig {
     }
 }
 
-/// Fail fast after consecutive failures (reference 003's circuit breaker).
+/// Fail fast after consecutive failures (TnsAI's circuit breaker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
@@ -112,7 +112,7 @@ impl Per {
     }
 }
 
-/// A rate limit (reference 003's `@RateLimit`).
+/// A rate limit (TnsAI's `@RateLimit`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -149,7 +149,7 @@ fn default_wait() -> u64 {
     5_000
 }
 
-/// A result cache (reference 003's `@Cached`).
+/// A result cache (TnsAI's `@Cached`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -168,7 +168,7 @@ fn default_cache_size() -> u64 {
     1_000
 }
 
-/// When a tool is UP, DEGRADED or DOWN (reference 003's health monitoring).
+/// When a tool is UP, DEGRADED or DOWN (TnsAI's health monitoring).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
@@ -208,7 +208,7 @@ pub enum AuditLevel {
     All,
 }
 
-/// What the audit log records for a tool (reference 003's `@Security`).
+/// What the audit log records for a tool (TnsAI's `@Security`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]

@@ -1,4 +1,4 @@
-//! Resilience (reference 003): the middleware layers around the dispatch
+//! Resilience (TnsAI, docs/references.md): the middleware layers around the dispatch
 //! stage of every plugin tool's execution, in exactly this order, outermost
 //! first:
 //!

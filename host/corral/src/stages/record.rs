@@ -1,4 +1,4 @@
-//! Stage 7, record: the per-call log line (reference 000's logging table) and
+//! Stage 7, record: the per-call log line (AgentEnsemble's logging table) and
 //! metrics, for every call whatever stage it ended in.
 
 use std::fmt::Display;
@@ -8,10 +8,10 @@ use crate::call::CallOutput;
 use crate::error::CallError;
 
 /// Longest rendering of input or output in the per-call INFO log line, in
-/// characters (reference 000's "truncated input/output").
+/// characters (AgentEnsemble's "truncated input/output").
 const LOG_PREVIEW_CHARS: usize = 200;
 
-/// The `tracing` target of the per-call log lines (reference 000's logging
+/// The `tracing` target of the per-call log lines (AgentEnsemble's logging
 /// table): INFO `tool(input) -> output` with `ms` (milliseconds) and `fuel`
 /// (fuel units) on success, WARN on a tool error, ERROR on a configuration
 /// error, DEBUG the full input and output. Filter it by name, e.g.

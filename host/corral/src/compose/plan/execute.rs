@@ -2,7 +2,7 @@
 //! tasks (at most [`PlanLimits::max_concurrency`] at once), each step a normal
 //! call through a [`Caller`] (schema validation after `$ref` substitution, the
 //! approval gate, its own sandbox under its plugin's limits), failing forward
-//! (reference 001's error handling).
+//! (the tool-planning guide's error handling).
 //!
 //! Result shape ([`PlanResult::to_json`]):
 //!

@@ -1,6 +1,7 @@
 //! The dependency graph of a plan: steps are nodes, a `$ref` from step B to
-//! step A is an edge A -> B. Kahn's algorithm sorts it into waves (reference
-//! 001: wave 0 has no dependencies, wave N depends only on waves before it);
+//! step A is an edge A -> B. Kahn's algorithm sorts it into waves (the
+//! tool-planning guide's rule: wave 0 has no dependencies, wave N depends
+//! only on waves before it);
 //! whatever Kahn cannot place lies on or behind a cycle.
 
 use std::collections::BTreeSet;

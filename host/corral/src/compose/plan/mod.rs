@@ -1,5 +1,6 @@
-//! The plan executor behind the built-in `execute_tool_plan` tool (reference
-//! 001): a batch of tool calls with `$ref` data flow between them, validated as
+//! The plan executor behind the built-in `execute_tool_plan` tool (after the
+//! tool-planning guide, docs/references.md): a batch of tool calls with
+//! `$ref` data flow between them, validated as
 //! a whole, sorted into waves, run wave by wave with the steps of a wave in
 //! parallel, failing forward, returning only the `output_steps`.
 //!

@@ -1,5 +1,5 @@
 //! `$ref` references between plan steps: finding them in a step's arguments
-//! and substituting the referenced output (reference 001's reference syntax and
+//! and substituting the referenced output (the tool-planning guide's reference syntax and
 //! insertion rules).
 //!
 //! Syntax: `$ref:STEP`, `$ref:STEP.field`, `$ref:STEP.a.b`, with array indexes
