@@ -141,7 +141,9 @@ async fn a_policy_sets_its_plugins_describe_deadline() {
     .expect("policy");
     let started = Instant::now();
     let host = host(dir.path()).await;
-    assert!(started.elapsed() < Duration::from_millis(1_500));
+    // Its describe sleeps a minute: cut at 300 ms (a generous bound on a
+    // deadline, not a speed measurement).
+    assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
         host.load_errors()[0]
             .to_string()
