@@ -165,19 +165,27 @@ impl Limits {
         Duration::from_millis(self.timeout_ms)
     }
 
+    /// The first knob set to zero, which would fail every call: `fuel`,
+    /// `timeout_ms`, `memory_bytes` or `output_bytes` (the stdio capture and
+    /// the resource count may be zero).
+    pub(crate) fn zero_knob(&self) -> Option<&'static str> {
+        [
+            ("fuel", self.fuel == 0),
+            ("timeout_ms", self.timeout_ms == 0),
+            ("memory_bytes", self.memory_bytes == 0),
+            ("output_bytes", self.output_bytes == 0),
+        ]
+        .into_iter()
+        .find_map(|(name, zero)| zero.then_some(name))
+    }
+
     /// Checks the limits against the pool they will run in.
     ///
     /// # Errors
     /// [`LimitsError`] when a limit is zero or the memory cap exceeds the pool's
     /// slot size.
     pub fn validate(&self, pool: &PoolConfig) -> Result<(), LimitsError> {
-        let zero = [
-            ("fuel", self.fuel == 0),
-            ("timeout_ms", self.timeout_ms == 0),
-            ("memory_bytes", self.memory_bytes == 0),
-            ("output_bytes", self.output_bytes == 0),
-        ];
-        if let Some((name, _)) = zero.iter().find(|(_, is_zero)| *is_zero) {
+        if let Some(name) = self.zero_knob() {
             return Err(LimitsError::Zero { name });
         }
         if self.memory_bytes > pool.max_memory_bytes {

@@ -92,13 +92,7 @@ fn with_override(name: &str, limits: &Limits, call: Option<&Limits>) -> Result<L
         return Ok(*limits);
     };
     let limits = limits.min(call);
-    let zero = [
-        ("fuel", limits.fuel == 0),
-        ("timeout_ms", limits.timeout_ms == 0),
-        ("memory_bytes", limits.memory_bytes == 0),
-        ("output_bytes", limits.output_bytes == 0),
-    ];
-    if let Some((knob, _)) = zero.iter().find(|(_, zero)| *zero) {
+    if let Some(knob) = limits.zero_knob() {
         return Err(CallError::InvalidLimits {
             tool: name.to_string(),
             problem: format!(
