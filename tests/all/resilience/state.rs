@@ -247,6 +247,55 @@ async fn per_tenant_budgets_stay_at_their_capacity() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_thousand_tenants_leave_the_budgets_at_the_default_capacity() {
+    // The plugin-wide limit is per tenant (checked first, so every new tenant
+    // gets a budget); the tool's own limit, one call an hour for everyone,
+    // then refuses all but the first call before any guest runs.
+    let dir = tempfile::tempdir().expect("dir");
+    plugin(
+        dir.path(),
+        "ten",
+        "[context]\nallow = [\"tenant\"]\n[resilience]\n\
+         rate_limit = { requests = 1, per = \"hour\", throw_on_limit = true, \
+         per_context_key = \"tenant\" }\n\
+         [resilience.tools.echo]\n\
+         rate_limit = { requests = 1, per = \"hour\", throw_on_limit = true }",
+    );
+    let host = host_over(dir.path()).await;
+    let tasks: Vec<_> = (0..4)
+        .map(|worker| {
+            let host = host.clone();
+            tokio::spawn(async move {
+                let mut refused = 0;
+                for i in 0..25_000 {
+                    let options = CallOptions::default()
+                        .with_context([("tenant", format!("{worker}-{i}"))].into_iter().collect());
+                    match host.call("ten_echo", r#"{"text": "x"}"#, &options).await {
+                        Err(CallError::RateLimited { limit, .. }) => {
+                            assert!(limit.contains("the tool's limit"), "{limit}");
+                            refused += 1;
+                        }
+                        Err(other) => panic!("{other}"),
+                        Ok(_) => {}
+                    }
+                }
+                refused
+            })
+        })
+        .collect();
+    let mut refused = 0;
+    for task in tasks {
+        refused += task.await.expect("task");
+    }
+    assert_eq!(refused, 100_000 - 1, "one call ran, the rest were refused");
+    let stats = host.runtime_stats();
+    assert!(
+        stats.tenant_budgets > 0 && stats.tenant_budgets <= corral::DEFAULT_MAX_CONTEXT_KEYS,
+        "{stats:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_zero_limit_override_is_invalid_input() {
     let dir = tempfile::tempdir().expect("dir");
