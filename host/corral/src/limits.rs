@@ -280,10 +280,16 @@ impl LimitOverrides {
 /// caller (a model, an MCP client, a plan) can never loosen what the operator
 /// set.
 pub fn effective(host: &Limits, policy: &LimitOverrides, call: Option<&Limits>) -> Limits {
-    let plugin = policy.apply(*host);
+    tighten(&policy.apply(*host), call)
+}
+
+/// Step 3 of [`effective`] on its own: `plugin` (steps 1 and 2, which a
+/// catalog computes once per tool) tightened by a per-call override, knob by
+/// knob. It can never loosen.
+pub(crate) fn tighten(plugin: &Limits, call: Option<&Limits>) -> Limits {
     match call {
         Some(call) => plugin.min(call),
-        None => plugin,
+        None => *plugin,
     }
 }
 

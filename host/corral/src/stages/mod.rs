@@ -17,8 +17,8 @@
 //!    caller's invalid input.
 //! 4. **gate** ([`gate`]): the declared approval gate
 //!    ([`Tool::requires_approval`](crate::Tool::requires_approval), decided
-//!    when the catalog was built), reviewed before any pool slot is taken; a reviewer's edit is validated
-//!    again. The same module answers a guest's `request-approval` later.
+//!    when the catalog was built), reviewed before any pool slot is taken; a
+//!    reviewer's edit is validated again. The same module answers a guest's `request-approval` later.
 //! 5. **dispatch** ([`dispatch`]): a plugin's tool goes through the dispatch
 //!    [`tower::Service`] and whatever layers the host was built with (the seam
 //!    for cache, rate limit and retry); a pipeline or a plan runs its steps
@@ -88,10 +88,10 @@ pub(crate) struct CallEnv {
 /// [`CallError::InvalidLimits`] when the override sets a knob to zero (it
 /// would fail the call before it starts: the caller's mistake).
 fn with_override(name: &str, limits: &Limits, call: Option<&Limits>) -> Result<Limits, CallError> {
-    let Some(call) = call else {
+    if call.is_none() {
         return Ok(*limits);
-    };
-    let limits = limits.min(call);
+    }
+    let limits = crate::limits::tighten(limits, call);
     if let Some(knob) = limits.zero_knob() {
         return Err(CallError::InvalidLimits {
             tool: name.to_string(),
