@@ -11,14 +11,25 @@ use super::{cache_dir, corral_bin};
 use crate::support::{HOSTILE, plugin_dir};
 
 /// `corral serve --http 127.0.0.1:0`, and the address it printed.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
     addr: String,
 }
 
 impl HttpServer {
-    fn start(dir: &Path, args: &[&str]) -> Self {
-        let mut child = spawn_http_server(dir, "127.0.0.1:0", args);
+    /// A server on `dir` that does not watch it (`--no-watch`).
+    pub(crate) fn start(dir: &Path, args: &[&str]) -> Self {
+        Self::spawn(dir, false, args)
+    }
+
+    /// A server on `dir` that watches it and reloads, as `corral serve`
+    /// does by default.
+    pub(crate) fn start_watching(dir: &Path, args: &[&str]) -> Self {
+        Self::spawn(dir, true, args)
+    }
+
+    fn spawn(dir: &Path, watch: bool, args: &[&str]) -> Self {
+        let mut child = spawn_http_server(dir, "127.0.0.1:0", watch, args);
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
         let addr = loop {
@@ -32,6 +43,46 @@ impl HttpServer {
         };
         std::thread::spawn(move || for _ in lines {});
         Self { child, addr }
+    }
+
+    /// Opens an MCP session (`initialize`, `notifications/initialized`) and
+    /// returns the headers its requests carry.
+    pub(crate) fn session(&self) -> Vec<(&'static str, String)> {
+        let mut headers = vec![
+            ("Content-Type", "application/json".to_string()),
+            ("Accept", "application/json, text/event-stream".to_string()),
+        ];
+        let borrowed: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (status, head, body) =
+            self.exchange("POST", "/mcp", &borrowed, &initialize_message().to_string());
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(message_of(&body)["result"]["serverInfo"]["name"], "corral");
+        headers.push(("Mcp-Session-Id", session_id(&head)));
+        headers.push(("MCP-Protocol-Version", "2025-06-18".to_string()));
+        let borrowed: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let (status, _, _) = self.exchange("POST", "/mcp", &borrowed, &initialized.to_string());
+        assert_eq!(status, 202);
+        headers
+    }
+
+    /// One request of the session with `headers` (from
+    /// [`session`](Self::session)); returns the JSON-RPC response.
+    pub(crate) fn request(&self, headers: &[(&'static str, String)], message: &Value) -> Value {
+        let borrowed: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (status, _, body) = self.exchange("POST", "/mcp", &borrowed, &message.to_string());
+        assert_eq!(status, 200, "{body}");
+        message_of(&body)
+    }
+
+    /// The value of the metric line starting with `name ` in `/metrics`.
+    pub(crate) fn metric(&self, name: &str) -> f64 {
+        let (status, metrics) = self.send("GET", "/metrics", &[], "");
+        assert_eq!(status, 200, "{metrics}");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"))
     }
 
     /// One HTTP/1.1 request; returns status and body.
@@ -102,14 +153,17 @@ fn initialize_message() -> Value {
         "clientInfo": {"name": "corral-tests", "version": "0"}}})
 }
 
-/// `corral serve --no-watch --http ADDR ARGS...` on `dir`, its stderr piped.
-fn spawn_http_server(dir: &Path, addr: &str, args: &[&str]) -> std::process::Child {
+/// `corral serve --http ADDR ARGS...` on `dir` (with `--no-watch` unless
+/// `watch`), its stderr piped.
+fn spawn_http_server(dir: &Path, addr: &str, watch: bool, args: &[&str]) -> std::process::Child {
     Command::new(corral_bin())
         .arg("--plugins")
         .arg(dir)
         .arg("--cache-dir")
         .arg(cache_dir())
-        .args(["serve", "--no-watch", "--http", addr])
+        .arg("serve")
+        .args((!watch).then_some("--no-watch"))
+        .args(["--http", addr])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -120,7 +174,7 @@ fn spawn_http_server(dir: &Path, addr: &str, args: &[&str]) -> std::process::Chi
 
 /// What `corral serve --http ADDR ARGS...` prints on stderr before it serves.
 fn stderr_before_serving(dir: &Path, addr: &str, args: &[&str]) -> Vec<String> {
-    let mut child = spawn_http_server(dir, addr, args);
+    let mut child = spawn_http_server(dir, addr, false, args);
     let stderr = child.stderr.take().expect("stderr");
     let mut before = Vec::new();
     for line in BufReader::new(stderr).lines() {
@@ -214,32 +268,13 @@ fn message_of(body: &str) -> Value {
 fn http_serves_calls_and_counts_them_in_metrics() {
     let dir = plugin_dir(&[HOSTILE]);
     let server = HttpServer::start(dir.path(), &[]);
-    let accept = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-    ];
-    let (status, head, body) =
-        server.exchange("POST", "/mcp", &accept, &initialize_message().to_string());
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(message_of(&body)["result"]["serverInfo"]["name"], "corral");
-    let session = session_id(&head);
-    let mut headers = accept.to_vec();
-    headers.push(("Mcp-Session-Id", &session));
-    headers.push(("MCP-Protocol-Version", "2025-06-18"));
-    let (status, _, _) = server.exchange(
-        "POST",
-        "/mcp",
-        &headers,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-    );
-    assert_eq!(status, 202);
+    let session = server.session();
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "over http"}}});
-    let (status, _, body) = server.exchange("POST", "/mcp", &headers, &call.to_string());
-    assert_eq!(status, 200, "{body}");
+    let response = server.request(&session, &call);
     assert_eq!(
-        message_of(&body)["result"]["structuredContent"]["echo"],
-        "over http"
+        response["result"]["structuredContent"]["echo"], "over http",
+        "{response}"
     );
 
     let (status, metrics) = server.send("GET", "/metrics", &[], "");
@@ -267,21 +302,7 @@ fn http_serves_calls_and_counts_them_in_metrics() {
 fn http_shutdown_lets_a_call_in_flight_finish() {
     let dir = plugin_dir(&[HOSTILE]);
     let mut server = HttpServer::start(dir.path(), &[]);
-    let accept = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-    ];
-    let (_, head, _) = server.exchange("POST", "/mcp", &accept, &initialize_message().to_string());
-    let session = session_id(&head);
-    let mut headers: Vec<(&str, &str)> = accept.to_vec();
-    headers.push(("Mcp-Session-Id", &session));
-    headers.push(("MCP-Protocol-Version", "2025-06-18"));
-    server.exchange(
-        "POST",
-        "/mcp",
-        &headers,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-    );
+    let session = server.session();
 
     // The call streams a progress notification, then sleeps 1.5 s.
     let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
@@ -292,7 +313,7 @@ fn http_shutdown_lets_a_call_in_flight_finish() {
         server.addr,
         body.len()
     );
-    for (k, v) in &headers {
+    for (k, v) in &session {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str("\r\n");

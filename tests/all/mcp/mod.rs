@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-mod http;
+pub(crate) mod http;
 mod stdio;
 
 pub(crate) const WAIT: Duration = Duration::from_secs(60);

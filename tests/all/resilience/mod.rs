@@ -6,6 +6,7 @@
 mod contract;
 mod order;
 mod state;
+mod state_mcp;
 
 use std::path::Path;
 

@@ -62,6 +62,7 @@ impl ServeCmd {
         } else {
             Some(host.watch().context("cannot watch the plugin directory")?)
         };
+        let stats = host.clone();
         let server = McpServer::new(host);
         match self.http {
             None => serve_stdio(server).await?,
@@ -103,16 +104,26 @@ impl ServeCmd {
                 // the log never sees half of the address (an unbuffered
                 // `eprintln!` writes each format piece separately).
                 announce(&format!("corral: serving MCP at http://{bound}/mcp\n"));
-                corral_mcp::http::serve(listener, server, &options, install_metrics()?, shutdown())
-                    .await?;
+                corral_mcp::http::serve(
+                    listener,
+                    server,
+                    &options,
+                    install_metrics(stats)?,
+                    shutdown(),
+                )
+                .await?;
             }
         }
         Ok(ExitCode::SUCCESS)
     }
 }
 
-/// Installs the Prometheus recorder behind `/metrics`.
-fn install_metrics() -> anyhow::Result<Option<MetricsRender>> {
+/// Installs the Prometheus recorder behind `/metrics`. Each scrape first
+/// sets the gauges of `host`'s runtime state ([`corral::RuntimeStats`]):
+/// `corral_tool_states`, `corral_cached_results` and `corral_tenant_budgets`,
+/// so an operator sees what the resilience layers hold, and a removed
+/// plugin's state leave.
+fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> {
     let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
         .set_buckets(&[
             0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0,
@@ -120,7 +131,13 @@ fn install_metrics() -> anyhow::Result<Option<MetricsRender>> {
         .context("histogram buckets")?
         .install_recorder()
         .context("cannot install the metrics recorder")?;
-    let render: MetricsRender = Arc::new(move || handle.render());
+    let render: MetricsRender = Arc::new(move || {
+        let stats = host.runtime_stats();
+        metrics::gauge!("corral_tool_states").set(stats.tool_states as f64);
+        metrics::gauge!("corral_cached_results").set(stats.cached_results as f64);
+        metrics::gauge!("corral_tenant_budgets").set(stats.tenant_budgets as f64);
+        handle.render()
+    });
     Ok(Some(render))
 }
 
