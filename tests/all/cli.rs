@@ -73,8 +73,13 @@ fn list_prints_a_table() {
 }
 
 #[test]
-fn describe_json_has_the_schema_and_plugin_hash() {
+fn describe_json_has_the_schema_plugin_hash_and_limits() {
     let dir = plugin_dir(SAMPLES);
+    std::fs::write(
+        dir.path().join("text.policy.toml"),
+        "version = 1\n[limits]\ntimeout_ms = 1234\n",
+    )
+    .expect("policy");
     let out = corral(dir.path(), &["describe", "slugify", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let json = stdout_json(&out);
@@ -82,6 +87,13 @@ fn describe_json_has_the_schema_and_plugin_hash() {
     assert_eq!(json["plugin"]["name"], "text");
     assert_eq!(json["plugin"]["sha256"].as_str().expect("sha").len(), 64);
     assert_eq!(json["metadata"]["idempotent"], true);
+    // The limits the catalog computed at load: the policy's deadline over
+    // the host's other defaults, in the numbers and in the grants' words.
+    let limits = &json["plugin"]["limits"];
+    assert_eq!(limits["timeout_ms"], 1234, "{json}");
+    assert_eq!(limits["fuel"], corral::Limits::default().fuel, "{json}");
+    let grants = json["plugin"]["grants"].to_string();
+    assert!(grants.contains("1234 ms"), "{grants}");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Discovery for large tool sets (references 003 and 004): `tool_search` and
+//! Discovery for large tool sets (TnsAI's search tool, Embabel's tool groups
+//! and one-shot tools; `docs/references.md`): `tool_search` and
 //! its query forms, tool groups with checked permissions, the selection of
 //! served tools (`groups`, `exclude_tools`; library, CLI and MCP),
 //! one-shot-per-loop tools, and policy description replacement.

@@ -400,7 +400,8 @@ async fn a_python_guest_gets_no_socket_even_with_an_http_grant() {
 
 #[tokio::test]
 async fn python_none_and_javascript_undefined_are_the_empty_string() {
-    // Reference 000: a tool that returns nothing succeeds with "", not "null".
+    // AgentEnsemble's result contract (docs/references.md): a tool that
+    // returns nothing succeeds with "", not "null".
     let dir = plugin_dir(&[PY_PROBE, JS_PROBE]);
     let host = loaded(dir.path()).await;
     for tool in ["py_nothing", "js_nothing"] {

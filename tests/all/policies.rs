@@ -81,7 +81,11 @@ fn valid_policies_parse_to_their_golden_form() {
             Policy::parse(&text, &case).unwrap_or_else(|e| panic!("{}: {e}", case.display()));
         let base = std::fs::canonicalize(tests_dir().join(VALID)).expect("valid dir");
         let grants: Vec<String> = policy
-            .grants(&Limits::default())
+            .grants(&corral::effective_limits(
+                &Limits::default(),
+                &policy.limits,
+                None,
+            ))
             .into_iter()
             .map(|line| line.replace(&base.display().to_string(), "<policy dir>"))
             .collect();

@@ -11,8 +11,8 @@
 //! | [`max_schema_bytes`](DescribeCaps::max_schema_bytes) | bytes of one tool's parameters schema (JSON text) | 65 536 (64 KiB) |
 //! | [`max_output_bytes`](DescribeCaps::max_output_bytes) | bytes of everything one `describe` returns | 1 048 576 (1 MiB) |
 //!
-//! Reference 002 recommends descriptions of at most 1024 characters; the
-//! default allows four times that. The host sets the caps
+//! LangChain4j's tool guidance (`docs/references.md`) recommends descriptions
+//! of at most 1024 characters; the default allows four times that. The host sets the caps
 //! ([`HostBuilder::describe_caps`](crate::HostBuilder::describe_caps)); a
 //! plugin's policy can raise or lower them for that plugin (`[describe]`).
 //! The wall-clock deadline of `describe` is a separate limit

@@ -27,7 +27,10 @@ use std::time::Duration;
 /// 170 ms of a tight loop in a release host, so the deadline rarely fires before
 /// the fuel runs out for code spinning in wasm. Output past `stdio_bytes` is discarded (the guest does not notice) and
 /// the truncation is logged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Serializes as an object of its knobs under their field names
+/// (`{"fuel", "timeout_ms", "memory_bytes", ...}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Limits {
     /// Fuel budget of one call. Exhausting it is [`CallError::OutOfFuel`](crate::CallError::OutOfFuel).

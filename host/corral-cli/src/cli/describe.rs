@@ -13,7 +13,8 @@ use super::{GlobalArgs, print_json};
 ///
 /// `--json` prints `{"name", "description", "parameters", "metadata",
 /// "plugin": {"name", "path", "sha256", "guest_name", "policy": path | null,
-/// "grants": [text]} | null}` (`null` for a built-in tool or a pipeline).
+/// "grants": [text], "limits": corral::Limits} | null}` (`null` for a
+/// built-in tool or a pipeline; `limits` as the catalog computed them at load).
 #[derive(Args, Debug)]
 pub struct DescribeCmd {
     /// The tool name, as `corral list` shows it
@@ -40,6 +41,8 @@ impl DescribeCmd {
         };
         let spec = tool.spec();
         let plugin = tool.plugin();
+        // A plugin tool's limits, as the catalog computed them at load.
+        let limits = tool.limits().copied().unwrap_or(*host.limits());
         if self.json {
             print_json(&json!({
                 "name": spec.name,
@@ -52,7 +55,8 @@ impl DescribeCmd {
                     "sha256": p.sha256(),
                     "guest_name": tool.guest_name(),
                     "policy": (!p.policy().path.as_os_str().is_empty()).then(|| p.policy().path.clone()),
-                    "grants": p.policy().grants(host.limits()),
+                    "grants": p.policy().grants(&limits),
+                    "limits": limits,
                 })),
             }))?;
             return Ok(ExitCode::SUCCESS);
@@ -74,14 +78,14 @@ impl DescribeCmd {
         outln!("idempotent:        {}", m.idempotent)?;
         outln!("parallelizable:    {}", m.parallelizable)?;
         outln!("latency:           {}", m.latency)?;
-        outln!("requires approval: {}", host.requires_approval(&spec.name))?;
+        outln!("requires approval: {}", tool.requires_approval())?;
         outln!("return behavior:   {}", m.return_behavior)?;
         if let Some(p) = plugin {
             if tool.guest_name() != spec.name {
                 outln!("plugin's name:     {}", tool.guest_name())?;
             }
             outln!("grants:")?;
-            for line in p.policy().grants(host.limits()) {
+            for line in p.policy().grants(&limits) {
                 outln!("  {line}")?;
             }
         }

@@ -71,7 +71,7 @@ impl CheckCmd {
                         "path": p.path(),
                         "policy": (!policy.path.as_os_str().is_empty()).then(|| policy.path.clone()),
                         "sha256": p.sha256(),
-                        "grants": policy.grants(&defaults),
+                        "grants": policy.grants(&corral::effective_limits(&defaults, &policy.limits, None)),
                     })
                 })
                 .collect();
@@ -89,7 +89,9 @@ impl CheckCmd {
                     format!("policy {}", policy.path.display())
                 };
                 outln!("{} ({source})", plugin.path().display())?;
-                for line in policy.grants(&defaults) {
+                for line in
+                    policy.grants(&corral::effective_limits(&defaults, &policy.limits, None))
+                {
                     outln!("  {line}")?;
                 }
             }

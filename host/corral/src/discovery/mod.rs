@@ -1,4 +1,5 @@
-//! Discovery for large tool sets (references 003 and 004): the built-in
+//! Discovery for large tool sets (TnsAI's search tool, Embabel's tool groups
+//! and one-shot tools; `docs/references.md`): the built-in
 //! `tool_search` ([`search`]), tool groups and the selection of served tools
 //! ([`groups`]), and one-shot-per-loop tools ([`one_shot`]).
 //!

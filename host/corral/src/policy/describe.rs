@@ -35,7 +35,12 @@ impl Policy {
 
     /// What the plugin is granted, in words a reviewer can read: one line per
     /// kind of grant, or one line saying it gets nothing beyond the defaults.
-    pub fn grants(&self, defaults: &Limits) -> Vec<String> {
+    /// `limits` are the limits its calls run under, printed when this policy
+    /// sets any: a loaded tool's [`Tool::limits`](crate::Tool::limits)
+    /// (computed once when the catalog was built), or, for a plugin alone,
+    /// [`limits::effective`](crate::limits::effective) of the host's defaults
+    /// and this policy.
+    pub fn grants(&self, limits: &Limits) -> Vec<String> {
         let mut lines = Vec::new();
         for dir in &self.filesystem {
             lines.push(format!(
@@ -82,7 +87,6 @@ impl Policy {
         if !caps.is_empty() {
             lines.push(format!("describe: {}", caps.join(", ")));
         }
-        let limits = crate::limits::effective(defaults, &self.limits, None);
         if self.limits != LimitOverrides::default() {
             lines.push(format!(
                 "limits: {} fuel units, {} ms, {} MiB memory, {} bytes of output per call",
