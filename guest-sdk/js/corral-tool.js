@@ -37,11 +37,8 @@ import {
   progress as hostProgress,
   requestApproval as hostRequestApproval,
 } from 'corral:tool/host@0.1.0';
+import { nameProblem } from './names.js';
 
-// The host's name rule (the corral-names crate is its one source; the host's
-// tests check this pattern and this list against it).
-const NAME = /^[A-Za-z0-9_]{1,64}$/;
-const RESERVED = ['execute_tool_plan', 'tool_search'];
 const LATENCY = ['fast', 'medium', 'slow'];
 const RETURN_BEHAVIOR = { to_llm: 'to-llm', immediate: 'immediate' };
 
@@ -92,12 +89,8 @@ export function defineTool(spec, handler) {
   for (const key of Object.keys(spec)) {
     if (!known.has(key)) throw new TypeError(`tool '${spec.name}': unknown option '${key}'; known: ${[...known].join(', ')}`);
   }
-  if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
-    throw new TypeError(`tool name '${spec.name}' is invalid: use 1 to 64 of [A-Za-z0-9_]`);
-  }
-  if (RESERVED.includes(spec.name)) {
-    throw new TypeError(`tool name '${spec.name}' is reserved for a corral built-in tool; rename it`);
-  }
+  const problem = nameProblem(spec.name);
+  if (problem !== null) throw new TypeError(problem);
   if (typeof spec.description !== 'string' || spec.description.trim() === '') {
     throw new TypeError(`tool '${spec.name}' needs a description: the model reads it to decide when to call the tool`);
   }

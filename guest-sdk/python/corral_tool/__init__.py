@@ -60,6 +60,8 @@ from wit_world import exports
 from wit_world.imports import host
 from wit_world.imports import types as wit
 
+from ._names import name_problem
+
 __all__ = [
     "Context",
     "ExecutionFailed",
@@ -72,10 +74,6 @@ __all__ = [
     "tool",
 ]
 
-# The host's name rule (the corral-names crate is its one source; the host's
-# tests check this pattern and this list against it).
-_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
-_RESERVED = ("execute_tool_plan", "tool_search")
 
 
 class Context(dict):
@@ -160,12 +158,9 @@ def tool(
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
         tool_name = name or f.__name__
         where = f"@tool {f.__module__}.{f.__qualname__}"
-        if not _NAME.match(tool_name):
-            raise TypeError(f"{where}: name {tool_name!r} is invalid: use 1 to 64 of [A-Za-z0-9_]")
-        if tool_name in _RESERVED:
-            raise TypeError(
-                f"{where}: name {tool_name!r} is reserved for a corral built-in tool; rename it"
-            )
+        problem = name_problem(tool_name)
+        if problem is not None:
+            raise TypeError(f"{where}: {problem}")
         if tool_name in _TOOLS:
             raise TypeError(f"{where}: a tool named {tool_name!r} is already registered")
         summary, arg_docs = _parse_docstring(inspect.getdoc(f) or "")

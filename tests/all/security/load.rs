@@ -124,9 +124,12 @@ async fn slow_describes_run_concurrently_under_a_short_deadline() {
             "{err}"
         );
     }
+    // One after another they would take four deadlines (8 s); together,
+    // one. Three is a generous bound for a loaded 2-core machine that still
+    // tells the two apart.
     assert!(
-        took < Duration::from_millis(2 * Limits::DEFAULT_DESCRIBE_TIMEOUT_MS),
-        "four slow describes took {took:?}, more than two deadlines"
+        took < Duration::from_millis(3 * Limits::DEFAULT_DESCRIBE_TIMEOUT_MS),
+        "four slow describes took {took:?}, more than three deadlines: they ran in sequence"
     );
     assert_still_serves(&host).await;
 }

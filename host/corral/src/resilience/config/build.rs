@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use super::{
     AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,
-    ResiliencePolicy, ResilienceTable, RetryConfig, default_cache_size, default_wait,
+    ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, default_cache_size,
+    default_wait,
 };
 
 impl RetryConfig {
@@ -243,6 +244,36 @@ impl ResiliencePolicy {
     #[must_use]
     pub fn with_tool(mut self, tool: impl Into<String>, table: ResilienceTable) -> Self {
         self.tools.insert(tool.into(), table);
+        self
+    }
+}
+
+impl ResilienceSwitches {
+    /// These switches with retries on or off.
+    #[must_use]
+    pub fn with_retry(mut self, on: bool) -> Self {
+        self.retry = on;
+        self
+    }
+
+    /// These switches with circuit breakers on or off.
+    #[must_use]
+    pub fn with_circuit_breaker(mut self, on: bool) -> Self {
+        self.circuit_breaker = on;
+        self
+    }
+
+    /// These switches with rate limits on or off.
+    #[must_use]
+    pub fn with_rate_limit(mut self, on: bool) -> Self {
+        self.rate_limit = on;
+        self
+    }
+
+    /// These switches with result caches on or off.
+    #[must_use]
+    pub fn with_cache(mut self, on: bool) -> Self {
+        self.cache = on;
         self
     }
 }

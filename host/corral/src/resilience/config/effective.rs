@@ -170,6 +170,19 @@ mod tests {
         )
         .expect("ok");
         assert!(off.retry.is_none() && off.cache.is_none() && off.rate_limit.is_none());
+
+        // One layer off with the setter; the others stay.
+        let no_retry = ResilienceSwitches::default().with_retry(false);
+        let some = effective(&metadata(true, Some(hints)), &policy, "t", &no_retry).expect("ok");
+        assert!(some.retry.is_none() && some.cache.is_some() && some.rate_limit.is_some());
+        assert_eq!(
+            ResilienceSwitches::none()
+                .with_retry(true)
+                .with_circuit_breaker(true)
+                .with_rate_limit(true)
+                .with_cache(true),
+            on
+        );
     }
 
     #[test]
