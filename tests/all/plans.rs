@@ -279,8 +279,10 @@ fn plan_takes_the_one_call_path_exclusion_gate_and_record() {
         "{}",
         cli::stderr(&out)
     );
-    // ...and an approval runs it, recorded in the audit log like any call.
+    // ...and an approval runs it, recorded in the audit log and in the
+    // per-call log (`-v`) like any call, its steps beside it.
     let approved = [
+        &["-v"][..],
         &gate[..],
         &["--approve", "auto", "--audit-log", audit_arg, "--json"],
     ]
@@ -304,4 +306,11 @@ fn plan_takes_the_one_call_path_exclusion_gate_and_record() {
     );
     assert_eq!(records[0]["decision"], "exit_early", "{log}");
     assert_eq!(records[1]["decision"], "continue", "{log}");
+    let stderr = cli::stderr(&out);
+    let call_lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("execute_tool_plan(") && l.contains(") -> "))
+        .collect();
+    assert_eq!(call_lines.len(), 1, "one call record of the plan:\n{stderr}");
+    assert!(call_lines[0].contains("ms="), "{stderr}");
 }
