@@ -75,7 +75,6 @@ __all__ = [
 ]
 
 
-
 class Context(dict):
     """The call context: the out-of-band keys (tenant, user id, ...) the host
     let through to this plugin, as a ``dict`` of ``str`` to ``str``. Declare a

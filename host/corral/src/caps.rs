@@ -12,9 +12,9 @@
 //! | [`max_output_bytes`](DescribeCaps::max_output_bytes) | bytes of everything one `describe` returns | 1 048 576 (1 MiB) |
 //!
 //! LangChain4j's tool guidance (`docs/references.md`) recommends descriptions
-//! of at most 1024 characters; the default allows four times that. The host sets the caps
-//! ([`HostBuilder::describe_caps`](crate::HostBuilder::describe_caps)); a
-//! plugin's policy can raise or lower them for that plugin (`[describe]`).
+//! of at most 1024 characters; the default allows four times that. The host
+//! sets the caps ([`HostBuilder::describe_caps`](crate::HostBuilder::describe_caps));
+//! a plugin's policy can raise or lower them for that plugin (`[describe]`).
 //! The wall-clock deadline of `describe` is a separate limit
 //! ([`Limits::DEFAULT_DESCRIBE_TIMEOUT_MS`](crate::Limits::DEFAULT_DESCRIBE_TIMEOUT_MS)).
 

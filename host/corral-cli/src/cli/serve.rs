@@ -121,8 +121,8 @@ impl ServeCmd {
 /// Installs the Prometheus recorder behind `/metrics`. Each scrape first
 /// sets the gauges of `host`'s runtime state ([`corral::RuntimeStats`]):
 /// `corral_tool_states`, `corral_cached_results` and `corral_tenant_budgets`,
-/// so an operator sees what the resilience layers hold, and a removed
-/// plugin's state leave.
+/// so an operator sees what the resilience layers hold and sees a removed
+/// plugin's state go.
 fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> {
     let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
         .set_buckets(&[
