@@ -311,6 +311,10 @@ fn plan_takes_the_one_call_path_exclusion_gate_and_record() {
         .lines()
         .filter(|l| l.contains("execute_tool_plan(") && l.contains(") -> "))
         .collect();
-    assert_eq!(call_lines.len(), 1, "one call record of the plan:\n{stderr}");
+    assert_eq!(
+        call_lines.len(),
+        1,
+        "one call record of the plan:\n{stderr}"
+    );
     assert!(call_lines[0].contains("ms="), "{stderr}");
 }
