@@ -51,6 +51,9 @@ inspector="$tools/node_modules/.bin/mcp-inspector"
 
 check "python mcp 2.3 over stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_client.py "$corral" "$plugins" "$cache"
+check "python mcp 2.3 approvals: input-required (2026-07-28) and elicitation (legacy), stdio and HTTP" \
+  "$venv/bin/python" tests/mcp/python_approvals.py "$corral" \
+  target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$cache"
 
 stdio=("$corral" --plugins "$plugins" --cache-dir "$cache" serve --no-watch)
 contains() { # PATTERN COMMAND...: the command succeeds and prints PATTERN

@@ -42,7 +42,7 @@
 //! - Out-of-band context: string values under `_meta["corral/context"]` of a
 //!   `tools/call` become the call's context (filtered per plugin as usual).
 
-mod elicit;
+pub mod approval;
 pub mod http;
 mod progress;
 
@@ -60,7 +60,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-pub use elicit::ElicitationReviewer;
+pub use approval::ElicitationReviewer;
 
 /// The URI of the health resource.
 pub const HEALTH_URI: &str = "corral://health";
@@ -75,12 +75,41 @@ pub const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_mil
 #[derive(Clone, Debug)]
 pub struct McpServer {
     host: Host,
+    /// Signs and checks approval states (2026-07-28 clients); `None` when
+    /// no key could be generated, and the host's reviewer decides.
+    states: Option<Arc<approval::States>>,
 }
 
 impl McpServer {
-    /// Serves `host`'s tools.
+    /// Serves `host`'s tools. Approval states of 2026-07-28 clients are
+    /// signed with a key generated for this process, good for
+    /// [`approval::DEFAULT_STATE_TTL`]: an approval asked here must be
+    /// answered here. Behind a load balancer, give every replica the same
+    /// key with [`with_state_key`](Self::with_state_key).
     pub fn new(host: Host) -> Self {
-        Self { host }
+        let states = match approval::States::generated(approval::DEFAULT_STATE_TTL) {
+            Ok(states) => Some(Arc::new(states)),
+            Err(err) => {
+                tracing::error!("{err}; approvals of 2026-07-28 clients go to the host's reviewer");
+                None
+            }
+        };
+        Self { host, states }
+    }
+
+    /// Signs approval states with `key` (at least
+    /// [`approval::MIN_STATE_KEY_BYTES`] bytes; share it among replicas, keep
+    /// it secret) and lets each be used once within `ttl`.
+    ///
+    /// # Errors
+    /// [`approval::StateKeyError::TooShort`] for a short key.
+    pub fn with_state_key(
+        mut self,
+        key: &[u8],
+        ttl: std::time::Duration,
+    ) -> Result<Self, approval::StateKeyError> {
+        self.states = Some(Arc::new(approval::States::new(key, ttl)?));
+        Ok(self)
     }
 
     /// The host this server serves.
@@ -152,18 +181,11 @@ impl McpServer {
     pub fn annotations(&self, tool: &Tool) -> ToolAnnotations {
         let spec = tool.spec();
         let gated = tool.requires_approval();
-        let (writes, network) = match tool.plugin() {
-            Some(plugin) => {
-                let policy = plugin.policy();
-                (
-                    policy.filesystem.iter().any(|d| d.writable),
-                    !policy.http_allow.is_empty(),
-                )
-            }
-            None => (true, false),
-        };
+        let network = tool
+            .plugin()
+            .is_some_and(|plugin| !plugin.policy().http_allow.is_empty());
         ToolAnnotations::new()
-            .read_only(!gated && !writes && !network)
+            .read_only(!gated && !tool.reaches_outside())
             .destructive(gated)
             .idempotent(spec.metadata.idempotent)
             .open_world(network)
@@ -298,13 +320,13 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if self.host.tool(&name).is_none() {
+        let Some(tool) = self.host.tool(&name) else {
             let err = CallError::UnknownTool {
                 suggestion: None,
                 name: name.clone(),
             };
             return Err(McpError::invalid_params(err.to_string(), None));
-        }
+        };
         // Parsed once by the transport; the host validates this value as is.
         let arguments = Value::Object(request.arguments.unwrap_or_default());
 
@@ -316,12 +338,31 @@ impl ServerHandler for McpServer {
             .filter(|m| !m.0.is_empty())
             .unwrap_or(&context.meta);
         let mut options = CallOptions::default().with_context(context_from_meta(Some(meta)));
-        let elicitation = context
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
-        if elicitation {
-            options.reviewer = Some(Arc::new(ElicitationReviewer::new(context.peer.clone())));
+        // Who answers a gated call (see the `approval` module).
+        let mut round = None;
+        match (approval::Flow::of(&context), &self.states) {
+            (approval::Flow::InputRequired, Some(states)) => {
+                let reviewer = match request.request_state.as_deref() {
+                    Some(sealed) => approval::RoundReviewer::retry(
+                        states,
+                        &tool,
+                        &arguments,
+                        sealed,
+                        request.input_responses.as_ref(),
+                    )?,
+                    None => approval::RoundReviewer::first(),
+                };
+                let reviewer = Arc::new(reviewer);
+                options.reviewer = Some(Arc::new(approval::Shared(reviewer.clone())));
+                round = Some((reviewer, states.clone(), arguments.clone()));
+            }
+            (approval::Flow::Elicitation, _) => {
+                options.reviewer = Some(Arc::new(ElicitationReviewer::new(
+                    context.peer.clone(),
+                    self.host.clone(),
+                )));
+            }
+            _ => {}
         }
 
         // Progress is coalesced: the sink keeps only the latest message (and
@@ -359,6 +400,16 @@ impl ServerHandler for McpServer {
             // The sink is gone with the options; the forwarder ends after
             // sending what is queued, before the result goes out.
             let _ = forwarder.await;
+        }
+        // A question for the client of the input-required flow: only about
+        // the tool it called (a plan's or pipeline's step cannot be retried
+        // alone, and fails with its message).
+        if let (Some((round, states, arguments)), Err(CallError::ApprovalPending { request, .. })) =
+            (&round, &result)
+            && request.tool == name
+        {
+            let asked = round.ask(states, &tool, arguments, request)?;
+            return Ok(CallToolResponse::InputRequired(asked));
         }
         Ok(CallToolResponse::Complete(to_result(result)))
     }

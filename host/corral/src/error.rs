@@ -70,6 +70,26 @@ pub enum CallError {
         /// The reviewer's reason.
         reason: String,
     },
+    /// The reviewer deferred the decision ([`ApprovalDecision::Defer`]): it
+    /// answers on a retry of the whole call (MCP 2026-07-28's input-required
+    /// flow). Nothing the gate guards happened. An entry point that can ask
+    /// its client turns this into the question (`request` says what to ask)
+    /// and retries the call with the answer; elsewhere, such as a step of a
+    /// plan or a pipeline, which cannot be retried alone, the tool has to be
+    /// called on its own.
+    ///
+    /// [`ApprovalDecision::Defer`]: crate::ApprovalDecision::Defer
+    #[error(
+        "`{tool}` waits for approval ({} gate) that is given on a retry of the call; \
+         inside a plan or a pipeline it cannot be retried alone: call `{tool}` on its own",
+        .request.gate
+    )]
+    ApprovalPending {
+        /// The tool.
+        tool: String,
+        /// What the reviewer is to decide.
+        request: Box<crate::approval::ReviewRequest>,
+    },
     /// The call used up its fuel budget.
     #[error(
         "tool `{tool}` ran out of fuel after {budget} units and was stopped; \
@@ -188,7 +208,8 @@ pub enum CallError {
 
 impl CallError {
     /// A stable, snake_case name of the error class: `unknown_tool`,
-    /// `invalid_arguments`, `tool_failed`, `rejected`, `out_of_fuel`, `timeout`,
+    /// `invalid_arguments`, `tool_failed`, `rejected`, `approval_pending`,
+    /// `out_of_fuel`, `timeout`,
     /// `memory_limit`, `stack_overflow`, `output_too_large`, `output_invalid`,
     /// `circuit_open`, `rate_limited`, `trapped`,
     /// `configuration`, `invalid_limits`, `internal`.
@@ -198,6 +219,7 @@ impl CallError {
             Self::InvalidArguments { .. } => "invalid_arguments",
             Self::ToolFailed { .. } => "tool_failed",
             Self::Rejected { .. } => "rejected",
+            Self::ApprovalPending { .. } => "approval_pending",
             Self::OutOfFuel { .. } => "out_of_fuel",
             Self::Timeout { .. } => "timeout",
             Self::MemoryLimit { .. } => "memory_limit",
@@ -235,6 +257,7 @@ impl CallError {
             Self::InvalidArguments { tool, .. }
             | Self::ToolFailed { tool, .. }
             | Self::Rejected { tool, .. }
+            | Self::ApprovalPending { tool, .. }
             | Self::OutOfFuel { tool, .. }
             | Self::Timeout { tool, .. }
             | Self::MemoryLimit { tool, .. }

@@ -101,6 +101,31 @@ impl Tool {
         self.gated
     }
 
+    /// Whether a call of the tool may change anything outside its sandbox:
+    /// its plugin's policy grants a writable directory or outbound HTTP.
+    /// Pipelines and built-in tools count as yes (their steps may). MCP's
+    /// `readOnlyHint` and [`safe_to_rerun`](Self::safe_to_rerun) read it.
+    pub fn reaches_outside(&self) -> bool {
+        match self.plugin() {
+            Some(plugin) => {
+                let policy = plugin.policy();
+                policy.filesystem.iter().any(|d| d.writable) || !policy.http_allow.is_empty()
+            }
+            None => true,
+        }
+    }
+
+    /// Whether running a call of the tool again, after a run that was cut
+    /// short, repeats nothing that matters: the tool is idempotent (its
+    /// metadata), or it cannot change anything outside its sandbox
+    /// ([`reaches_outside`](Self::reaches_outside)). A deferred review of a
+    /// guest's mid-call `request-approval` abandons the run and answers on a
+    /// retry, which is allowed only for such tools
+    /// ([`ApprovalDecision::Defer`](crate::ApprovalDecision::Defer)).
+    pub fn safe_to_rerun(&self) -> bool {
+        self.spec.metadata.idempotent || !self.reaches_outside()
+    }
+
     /// The limits a call of this plugin tool runs under before any per-call
     /// override: the host's defaults with the plugin's policy applied
     /// ([`limits::effective`](crate::limits::effective)), computed once

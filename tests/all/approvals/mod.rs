@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use crate::support::{HOSTILE, assert_still_serves, cache, guest_sha256, plugin_dir, pool};
 
 mod console;
+mod defer;
 
 /// A reviewer that answers from a script and remembers what it was asked.
 #[derive(Debug, Default)]

@@ -186,11 +186,10 @@ fn gated_calls_ask_through_elicitation_when_the_client_can() {
         message.contains("tool:      gated\nplugin:    fixture_hostile (sha256 "),
         "{message}"
     );
-    assert_eq!(
-        ask["params"]["requestedSchema"]["properties"]["approve"]["type"],
-        "boolean"
-    );
-    mcp.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"approve": false, "reason": "not today"}}}));
+    let form = &ask["params"]["requestedSchema"]["properties"];
+    assert_eq!(form["decision"]["default"], "allow", "{ask}");
+    assert_eq!(form["edit.message"]["default"], "wipe", "{ask}");
+    mcp.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"decision": "deny", "reason": "not today"}}}));
     let result = mcp.response(1);
     assert_eq!(result["result"]["isError"], true);
     assert_eq!(text(&result), "Error: Rejected by reviewer: not today");
@@ -199,10 +198,63 @@ fn gated_calls_ask_through_elicitation_when_the_client_can() {
     let ask = mcp.wait_for("an elicitation request", |m| {
         m["method"] == "elicitation/create"
     });
-    mcp.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"approve": true}}}));
+    mcp.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"decision": "allow"}}}));
     assert_eq!(
         mcp.response(2)["result"]["structuredContent"]["message"],
         "tidy"
+    );
+}
+
+/// The `_meta` a 2026-07-28 request carries instead of a session.
+fn stateless_meta() -> serde_json::Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "corral-tests", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    })
+}
+
+#[test]
+fn a_2026_07_28_client_answers_an_input_required_result_and_retries() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let mut mcp = Stdio_::start(dir.path(), &["--no-watch"]);
+    // No initialize: the revision travels in each request's `_meta`.
+    let call = |state: Option<&str>, answer: Option<serde_json::Value>| {
+        let mut params = json!({"name": "gated", "arguments": {"message": "wipe"},
+                                "_meta": stateless_meta()});
+        if let Some(state) = state {
+            params["requestState"] = json!(state);
+            params["inputResponses"] = json!({"approval": answer});
+        }
+        params
+    };
+    let asked = mcp.request(1, "tools/call", call(None, None));
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let question = &result["inputRequests"]["approval"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("tool:      gated")),
+        "{asked}"
+    );
+    let state = result["requestState"].as_str().expect("requestState");
+
+    let allow =
+        json!({"action": "accept", "content": {"decision": "edit", "edit.message": "tidy"}});
+    let done = mcp.request(2, "tools/call", call(Some(state), Some(allow.clone())));
+    assert_eq!(
+        done["result"]["structuredContent"]["message"], "tidy",
+        "{done}"
+    );
+    // The same state again is a replay.
+    let replay = mcp.request(3, "tools/call", call(Some(state), Some(allow)));
+    assert!(
+        replay["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already used")),
+        "{replay}"
     );
 }
 

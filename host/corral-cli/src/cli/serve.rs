@@ -42,6 +42,12 @@ pub struct ServeCmd {
     /// Do not watch the plugin directory for changes
     #[arg(long)]
     no_watch: bool,
+    /// Sign the approval state of 2026-07-28 clients with the key in this
+    /// file (at least 32 bytes; the same file on every replica). Default:
+    /// the CORRAL_STATE_KEY environment variable, else a key generated for
+    /// this process (one replica only)
+    #[arg(long, value_name = "FILE")]
+    state_key_file: Option<PathBuf>,
     #[command(flatten)]
     gates: GateArgs,
 }
@@ -63,7 +69,12 @@ impl ServeCmd {
             Some(host.watch().context("cannot watch the plugin directory")?)
         };
         let stats = host.clone();
-        let server = McpServer::new(host);
+        let server = match self.state_key()? {
+            Some(key) => McpServer::new(host)
+                .with_state_key(&key, corral_mcp::approval::DEFAULT_STATE_TTL)
+                .context("cannot use the request-state key")?,
+            None => McpServer::new(host),
+        };
         match self.http {
             None => serve_stdio(server).await?,
             Some(addr) => {
@@ -115,6 +126,22 @@ impl ServeCmd {
             }
         }
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+impl ServeCmd {
+    /// The request-state signing key: `--state-key-file`, else
+    /// `CORRAL_STATE_KEY`, trimmed; `None` for a generated one.
+    fn state_key(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        let text = match &self.state_key_file {
+            Some(path) => std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the state key file {}", path.display()))?,
+            None => match std::env::var("CORRAL_STATE_KEY") {
+                Ok(text) => text,
+                Err(_) => return Ok(None),
+            },
+        };
+        Ok(Some(text.trim().as_bytes().to_vec()))
     }
 }
 

@@ -20,6 +20,9 @@ pub(crate) enum Verdict {
     Proceed { edited: Option<(Value, String)> },
     /// Do not run; the call fails with `Rejected by reviewer: <reason>`.
     Reject(String),
+    /// Do not run now: the reviewer will answer on a retry of the call
+    /// ([`ApprovalDecision::Defer`]).
+    Defer,
 }
 
 /// Everything a review needs besides the request.
@@ -207,6 +210,7 @@ impl Gatekeeper {
             ApprovalDecision::ExitEarly(reason) => {
                 (Some(reason.clone()), None, Verdict::Reject(reason))
             }
+            ApprovalDecision::Defer => (None, None, Verdict::Defer),
             ApprovalDecision::Edit(text) => match check_edit(&text, validator) {
                 Ok(value) => (
                     None,

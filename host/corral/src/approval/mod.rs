@@ -64,8 +64,9 @@ pub fn requires_approval(spec: &crate::spec::ToolSpec, host_required: &BTreeSet<
 pub const DEFAULT_REVIEW_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A reviewer's decision, mirroring the WIT `approval-decision` variant plus
-/// a standing approval.
+/// a standing approval and a deferral.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ApprovalDecision {
     /// Go ahead.
     Continue,
@@ -80,17 +81,29 @@ pub enum ApprovalDecision {
     /// validates them against the tool's schema first; invalid edits reject the
     /// call and the guest never sees them.
     Edit(String),
+    /// Nobody can decide while this call runs: the reviewer has handed the
+    /// request to someone who answers on a retry of the whole call (an MCP
+    /// client in the 2026-07-28 input-required flow). Nothing the gate
+    /// guards happens: the call fails with
+    /// [`CallError::ApprovalPending`](crate::CallError::ApprovalPending),
+    /// which carries the request, and the caller retries the call with a
+    /// reviewer that knows the answer. A guest that asked during its run is
+    /// told `exit-early`; that is allowed only for tools that are safe to run
+    /// again ([`Tool::safe_to_rerun`](crate::Tool::safe_to_rerun)), and is a
+    /// configuration error otherwise.
+    Defer,
 }
 
 impl ApprovalDecision {
     /// A stable name for logs, metrics and the audit log: `continue`,
-    /// `continue_always`, `exit_early` or `edit`.
+    /// `continue_always`, `exit_early`, `edit` or `deferred`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Continue => "continue",
             Self::ContinueAlways => "continue_always",
             Self::ExitEarly(_) => "exit_early",
             Self::Edit(_) => "edit",
+            Self::Defer => "deferred",
         }
     }
 }
@@ -116,7 +129,7 @@ impl fmt::Display for Gate {
 }
 
 /// What a reviewer is asked to decide.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReviewRequest {
     /// Which gate asked.
     pub gate: Gate,

@@ -87,7 +87,9 @@ impl Service<Invocation> for Cache {
             }
             metrics::counter!("corral_cache_misses_total", "tool" => label).increment(1);
             let result = inner.oneshot(invocation).await;
-            if result.is_ok() || cache_errors {
+            // A pending approval is a question, not an outcome: never cached.
+            let pending = matches!(result, Err(CallError::ApprovalPending { .. }));
+            if result.is_ok() || (cache_errors && !pending) {
                 cache.insert(key, result.clone(), Instant::now());
             }
             result

@@ -26,7 +26,8 @@ use super::validate::Arguments;
 ///
 /// # Errors
 /// [`CallError::Rejected`] on a denial (or a review timeout, or an invalid
-/// edit); [`CallError::Configuration`] when nobody can decide.
+/// edit); [`CallError::ApprovalPending`] when the reviewer defers to a retry
+/// of the call; [`CallError::Configuration`] when nobody can decide.
 pub(super) async fn declared(
     env: &CallEnv,
     tool: &Tool,
@@ -49,7 +50,7 @@ pub(super) async fn declared(
     match env
         .gate
         .review(
-            request,
+            request.clone(),
             Some(tool.validator()),
             options.reviewer.as_ref(),
             tool.resilience().audit.level != AuditLevel::None,
@@ -59,6 +60,10 @@ pub(super) async fn declared(
         Verdict::Reject(reason) => Err(CallError::Rejected {
             tool: tool.spec().name.clone(),
             reason,
+        }),
+        Verdict::Defer => Err(CallError::ApprovalPending {
+            tool: tool.spec().name.clone(),
+            request: Box::new(request),
         }),
         Verdict::Proceed { edited: None } => Ok(arguments),
         Verdict::Proceed {
@@ -73,6 +78,34 @@ pub(super) struct GuestReview {
     pub tool: Arc<Tool>,
     pub arguments: Arc<serde_json::Value>,
     pub reviewer: Option<Arc<dyn Reviewer>>,
+}
+
+impl GuestReview {
+    /// The failure of a run whose mid-call review was deferred: the guest is
+    /// told `exit-early`, so it does not act, and the call ends waiting for
+    /// approval, to run again when the answer comes. A tool that is not
+    /// [safe to run again](Tool::safe_to_rerun) could repeat what it did
+    /// before it asked, so for it the deferral is a configuration error
+    /// saying what would work instead.
+    fn deferred(&self, request: ReviewRequest) -> CallError {
+        let tool = self.tool.spec().name.clone();
+        if self.tool.safe_to_rerun() {
+            return CallError::ApprovalPending {
+                tool,
+                request: Box::new(request),
+            };
+        }
+        CallError::Configuration {
+            tool,
+            message: "it asked for approval during its run, and this reviewer answers only on \
+                      a retry of the whole call, which would repeat what the tool did before \
+                      it asked (it is not idempotent and its policy lets it write files or \
+                      reach hosts over HTTP); require approval before the call starts \
+                      (`[approval] require` in the plugin's policy), or use a reviewer that \
+                      answers during the call"
+                .into(),
+        }
+    }
 }
 
 impl ApprovalHook for GuestReview {
@@ -91,7 +124,7 @@ impl ApprovalHook for GuestReview {
             match self
                 .gate
                 .review(
-                    request,
+                    request.clone(),
                     Some(self.tool.validator()),
                     self.reviewer.as_ref(),
                     self.tool.resilience().audit.level != AuditLevel::None,
@@ -103,6 +136,7 @@ impl ApprovalHook for GuestReview {
                     edited: Some((_, text)),
                 }) => HookDecision::Edit(text),
                 Ok(Verdict::Reject(reason)) => HookDecision::Reject(reason),
+                Ok(Verdict::Defer) => HookDecision::Failed(self.deferred(request)),
                 Err(err) => HookDecision::Failed(err),
             }
         })

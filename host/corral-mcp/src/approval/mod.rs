@@ -1,0 +1,217 @@
+//! Approvals over MCP: who answers a gated call, per client.
+//!
+//! - **2026-07-28 clients that declared `elicitation`** (in the request's
+//!   `_meta`): the multi-round-trip flow of that revision
+//!   (basic/patterns/mrtr). A gated call is answered with an input-required
+//!   result: an `elicitation/create` form under the key `approval`
+//!   (`form.rs`) and a signed `requestState` (`state.rs`). The client asks
+//!   its user and retries the original `tools/call` with `inputResponses`
+//!   and the state; the server checks the state against the call and runs
+//!   it with the answer. A guest that asks during its run
+//!   (`request-approval`) is told `exit-early`, its run is abandoned, and the
+//!   question goes to the client the same way; the retry runs the call again
+//!   and answers the guest's question if it asks the same thing. That needs a
+//!   tool that is safe to run again ([`corral::Tool::safe_to_rerun`]); for
+//!   any other the call fails saying so.
+//! - **Session-based clients that declared `elicitation`**: a
+//!   server-initiated `elicitation/create` with the same form, during the
+//!   call ([`ElicitationReviewer`]).
+//! - **Every other client**: the host's configured reviewer decides; a
+//!   client without the capability never gets an automatic yes.
+//!
+//! Inside `execute_tool_plan` or a pipeline, a step's approval cannot wait
+//! for a retry (the retry would run the earlier steps again): under the
+//! 2026-07-28 flow such a step fails with `approval_pending`, telling the
+//! model to call that tool on its own. A gate on the plan or pipeline itself
+//! is asked like any other.
+
+mod elicit;
+mod form;
+mod state;
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+
+use corral::{ApprovalDecision, ReviewFuture, ReviewRequest, Reviewer, Tool};
+
+pub use elicit::ElicitationReviewer;
+pub(crate) use state::States;
+pub use state::{DEFAULT_STATE_TTL, MIN_STATE_KEY_BYTES, StateError, StateKeyError};
+
+use state::{Binding, Decided, Payload, Question};
+
+/// The key of the approval question in `inputRequests` and
+/// `inputResponses`.
+pub const INPUT_KEY: &str = "approval";
+
+/// Who answers a gated call of this request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// 2026-07-28 with `elicitation`: input-required results and retries.
+    InputRequired,
+    /// A session-based client with `elicitation`: `elicitation/create`.
+    Elicitation,
+    /// The host's reviewer.
+    Host,
+}
+
+impl Flow {
+    /// The flow for the request of `context`: its protocol revision and
+    /// capabilities come from the request's `_meta` (2026-07-28) or the
+    /// session's `initialize`.
+    pub fn of(context: &RequestContext<RoleServer>) -> Self {
+        let elicits = context
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_some());
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        match (elicits, stateless) {
+            (false, _) => Self::Host,
+            (true, true) => Self::InputRequired,
+            (true, false) => Self::Elicitation,
+        }
+    }
+}
+
+/// The reviewer of one round of the input-required flow: it knows the
+/// decisions of earlier rounds (from the verified state) and the answer the
+/// retry brought for the pending question, and defers every other
+/// question to the client.
+#[derive(Debug)]
+pub(crate) struct RoundReviewer {
+    earlier: Vec<(Question, Decided)>,
+    pending: Option<(Question, ElicitResult, serde_json::Value)>,
+    /// The decision this round's answer turned into, once used.
+    made: Mutex<Option<(Question, Decided)>>,
+}
+
+impl RoundReviewer {
+    /// The first round of a call: every question is deferred.
+    pub fn first() -> Self {
+        Self {
+            earlier: Vec::new(),
+            pending: None,
+            made: Mutex::new(None),
+        }
+    }
+
+    /// A retry of a call of `tool` with `arguments`, the `sealed`
+    /// `requestState` and the `responses` the client brought, checked by
+    /// `states`.
+    ///
+    /// # Errors
+    /// `invalid_params` for a state that is forged, expired, replayed or
+    /// for another call, or responses without a readable answer.
+    pub fn retry(
+        states: &States,
+        tool: &Tool,
+        arguments: &serde_json::Value,
+        sealed: &str,
+        responses: Option<&InputResponses>,
+    ) -> Result<Self, McpError> {
+        let binding = Binding::of(&tool.spec().name, tool.provider_identity().1, arguments);
+        let payload = states
+            .open(sealed, &binding)
+            .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
+        let answer = responses
+            .and_then(|responses| responses.get(INPUT_KEY))
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("the retry's inputResponses have no `{INPUT_KEY}` answer"),
+                    None,
+                )
+            })?;
+        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|err| {
+            McpError::invalid_params(
+                format!("the `{INPUT_KEY}` answer is not an elicitation result: {err}"),
+                None,
+            )
+        })?;
+        Ok(Self {
+            earlier: payload.answered,
+            pending: Some((payload.pending, answer, tool.spec().parameters.clone())),
+            made: Mutex::new(None),
+        })
+    }
+
+    /// The input-required result asking `request` (the question that
+    /// deferred this round) for a call of `tool` with `arguments`, carrying
+    /// this round's decisions forward.
+    ///
+    /// # Errors
+    /// `internal_error` when the form cannot be built.
+    pub fn ask(
+        &self,
+        states: &States,
+        tool: &Tool,
+        arguments: &serde_json::Value,
+        request: &ReviewRequest,
+    ) -> Result<InputRequiredResult, McpError> {
+        let (message, requested_schema) = form::question(request, &tool.spec().parameters)
+            .map_err(|err| McpError::internal_error(err, None))?;
+        let mut answered = self.earlier.clone();
+        if let Some(made) = self.made.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            answered.push(made);
+        }
+        let payload = Payload {
+            binding: Binding::of(&tool.spec().name, tool.provider_identity().1, arguments),
+            answered,
+            pending: Question::of(request),
+            nonce: States::nonce(),
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(
+            INPUT_KEY.to_string(),
+            InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message,
+                    requested_schema,
+                },
+            )),
+        );
+        Ok(InputRequiredResult::new(
+            Some(requests),
+            Some(states.seal(&payload)),
+        ))
+    }
+}
+
+/// Shares a [`RoundReviewer`] as the call's reviewer.
+#[derive(Debug)]
+pub(crate) struct Shared(pub Arc<RoundReviewer>);
+
+impl Reviewer for Shared {
+    fn name(&self) -> &str {
+        "mcp-input-required"
+    }
+
+    fn review<'a>(&'a self, request: &'a ReviewRequest) -> ReviewFuture<'a> {
+        let round = &self.0;
+        let question = Question::of(request);
+        let decision = if let Some((_, decided)) =
+            round.earlier.iter().find(|(q, _)| *q == question)
+        {
+            decided.decision()
+        } else if let Some((_, answer, parameters)) =
+            round.pending.as_ref().filter(|(q, _, _)| *q == question)
+        {
+            let decision =
+                form::decision(request, parameters, &answer.action, answer.content.as_ref());
+            if let Some(decided) = Decided::of(&decision) {
+                *round.made.lock().unwrap_or_else(|p| p.into_inner()) = Some((question, decided));
+            }
+            decision
+        } else {
+            ApprovalDecision::Defer
+        };
+        Box::pin(async move { Ok(decision) })
+    }
+}
