@@ -54,6 +54,8 @@ check "python mcp 2.3 over stdio and HTTP" \
 check "python mcp 2.3 approvals: input-required (2026-07-28) and elicitation (legacy), stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_approvals.py "$corral" \
   target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$cache"
+check "python mcp 2.3 progressive disclosure: facades, unfold, fold, exclusive, both modes, stdio and HTTP" \
+  "$venv/bin/python" tests/mcp/python_disclosure.py "$corral" plugins "$cache"
 
 stdio=("$corral" --plugins "$plugins" --cache-dir "$cache" serve --no-watch)
 contains() { # PATTERN COMMAND...: the command succeeds and prints PATTERN

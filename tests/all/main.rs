@@ -12,6 +12,7 @@ mod architecture;
 mod capabilities;
 mod cli;
 mod context;
+mod disclosure;
 mod discovery;
 mod host_api;
 mod hostile;
@@ -26,6 +27,7 @@ mod policies;
 mod reload;
 mod resilience;
 mod samples;
+mod search;
 mod security;
 /// The shared helpers (the `corral-test-support` crate).
 mod support {

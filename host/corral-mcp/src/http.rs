@@ -111,7 +111,8 @@ pub fn router(
     config.cancellation_token = sessions;
     config.sse_keep_alive = Some(Duration::from_secs(15));
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        // One server per session, each with its own unfolded facades.
+        move || Ok(server.for_session()),
         LocalSessionManager::default().into(),
         config,
     );

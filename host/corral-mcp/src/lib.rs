@@ -43,6 +43,7 @@
 //!   `tools/call` become the call's context (filtered per plugin as usual).
 
 pub mod approval;
+pub mod disclosure;
 pub mod http;
 mod progress;
 
@@ -51,10 +52,10 @@ use std::sync::Arc;
 use corral::{CallContext, CallError, CallOptions, CallOutput, HealthStatus, Host, Tool};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, InitializeResult, JsonObject, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -78,6 +79,8 @@ pub struct McpServer {
     /// Signs and checks approval states (2026-07-28 clients); `None` when
     /// no key could be generated, and the host's reviewer decides.
     states: Option<Arc<approval::States>>,
+    /// This session's unfolded facades (session-based revisions).
+    unfolded: disclosure::SessionState,
 }
 
 impl McpServer {
@@ -94,7 +97,94 @@ impl McpServer {
                 None
             }
         };
-        Self { host, states }
+        Self {
+            host,
+            states,
+            unfolded: disclosure::SessionState::default(),
+        }
+    }
+
+    /// A server for a new session: the same host and keys, nothing
+    /// unfolded yet. The HTTP transport makes one per session.
+    pub fn for_session(&self) -> Self {
+        Self {
+            host: self.host.clone(),
+            states: self.states.clone(),
+            unfolded: disclosure::SessionState::default(),
+        }
+    }
+
+    /// The facades this client unfolded: the session's, or (2026-07-28) the
+    /// ones its `_meta` token carries.
+    fn unfolded(&self, context: &RequestContext<RoleServer>) -> disclosure::Unfolded {
+        if !stateless(context) {
+            return self
+                .unfolded
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+        }
+        let token = context
+            .meta
+            .get(disclosure::DISCLOSURE_META_KEY)
+            .and_then(Value::as_str);
+        self.states
+            .as_ref()
+            .map(|states| disclosure::open(states, token))
+            .unwrap_or_default()
+    }
+
+    /// The `tools/list` of a client that unfolded the facades `unfolded`
+    /// (nothing for a client's first list), sorted by name: every tool
+    /// without disclosure; with it, the facades and tools the
+    /// [`disclosure`] module's rules show.
+    pub fn list(&self, unfolded: &[String]) -> Vec<McpTool> {
+        let catalog = self.host.catalog();
+        let health = self.host.health();
+        let of = |name: &str| health.tools.iter().find(|h| h.tool == name);
+        if catalog.facades().is_empty() {
+            return catalog
+                .tools()
+                .map(|t| self.describe_with(t, of(&t.spec().name)))
+                .collect();
+        }
+        disclosure::visible(&catalog, unfolded)
+            .into_iter()
+            .map(|entry| match entry {
+                disclosure::Entry::Tool(t) => self.describe_with(t, of(&t.spec().name)),
+                disclosure::Entry::Facade(f, open) => disclosure::definition(f, open),
+            })
+            .collect()
+    }
+
+    /// A call of the facade `facade`: unfold or fold it for this client.
+    async fn call_facade(
+        &self,
+        catalog: &corral::Catalog,
+        facade: &corral::Facade,
+        arguments: &JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let mut unfolded = self.unfolded(context);
+        let text = disclosure::call(catalog, facade, arguments, &mut unfolded);
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text.clone())]);
+        result.structured_content = serde_json::from_str(&text).ok();
+        if stateless(context) {
+            if let Some(states) = &self.states {
+                let mut meta = rmcp::model::MetaObject::default();
+                meta.insert(
+                    disclosure::DISCLOSURE_META_KEY.into(),
+                    json!(disclosure::seal(states, &unfolded)),
+                );
+                result.meta = Some(meta);
+            }
+        } else {
+            *self.unfolded.lock().unwrap_or_else(|p| p.into_inner()) = unfolded;
+            if context.peer.notify_tool_list_changed().await.is_err() {
+                tracing::debug!("the client went away before tools/list_changed");
+            }
+        }
+        result
     }
 
     /// Signs approval states with `key` (at least
@@ -192,6 +282,14 @@ impl McpServer {
     }
 }
 
+/// Whether the request is of the 2026-07-28 revision (no session): its
+/// revision and capabilities travel in its `_meta`.
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| !v.has_initialize())
+}
+
 /// The text and structured content of a call's result.
 fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult {
     match result {
@@ -259,17 +357,15 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let catalog = self.host.catalog();
-        let health = self.host.health();
-        let of = |name: &str| health.tools.iter().find(|h| h.tool == name);
-        Ok(ListToolsResult::with_all_items(
-            catalog
-                .tools()
-                .map(|t| self.describe_with(t, of(&t.spec().name)))
-                .collect(),
-        ))
+        let unfolded = self.unfolded(&context);
+        let result = ListToolsResult::with_all_items(self.list(&unfolded));
+        if self.host.catalog().facades().is_empty() {
+            return Ok(result);
+        }
+        // With facades the list is this client's: never shared, never kept.
+        Ok(result.with_ttl_ms(0).with_cache_scope(CacheScope::Private))
     }
 
     async fn list_resources(
@@ -311,6 +407,9 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<McpTool> {
+        if let Some(facade) = self.host.catalog().facades().get(name) {
+            return Some(disclosure::definition(facade, false));
+        }
         self.host.tool(name).map(|t| self.describe(&t))
     }
 
@@ -320,6 +419,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        let catalog = self.host.catalog();
+        if let Some(facade) = catalog.facades().get(&name) {
+            let arguments = request.arguments.unwrap_or_default();
+            let result = self
+                .call_facade(&catalog, facade, &arguments, &context)
+                .await;
+            return Ok(CallToolResponse::Complete(result));
+        }
         let Some(tool) = self.host.tool(&name) else {
             let err = CallError::UnknownTool {
                 suggestion: None,
@@ -411,7 +518,22 @@ impl ServerHandler for McpServer {
             let asked = round.ask(states, &tool, arguments, request)?;
             return Ok(CallToolResponse::InputRequired(asked));
         }
-        Ok(CallToolResponse::Complete(to_result(result)))
+        let mut result = to_result(result);
+        // A tool inside a facade this client has not unfolded: say where.
+        if let Some(facade) = catalog.facades().holder(&name) {
+            let unfolded = self.unfolded(&context);
+            let shown = disclosure::visible(&catalog, &unfolded)
+                .iter()
+                .any(|e| matches!(e, disclosure::Entry::Tool(t) if t.spec().name == name));
+            if !shown {
+                result.content.push(disclosure::hidden_note(&name, facade));
+                result
+                    .meta
+                    .get_or_insert_with(Default::default)
+                    .insert(disclosure::FACADE_META_KEY.into(), json!(facade));
+            }
+        }
+        Ok(CallToolResponse::Complete(result))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -39,9 +39,32 @@ pub struct Catalog {
     plugins: BTreeMap<PathBuf, Described>,
     graph: ToolGraph,
     groups: Vec<ToolGroup>,
+    facades: crate::discovery::Facades,
+    /// `tool_search`'s ranking index, built on its first free-text query.
+    search_index: std::sync::OnceLock<crate::discovery::rank::Index>,
 }
 
 impl Catalog {
+    /// The facades of progressive disclosure over this catalog's tools
+    /// (empty unless the host enables it,
+    /// [`HostBuilder::disclosure`](crate::HostBuilder::disclosure)).
+    pub fn facades(&self) -> &crate::discovery::Facades {
+        &self.facades
+    }
+
+    /// The ranking index of `tool_search` over this catalog's tools (all
+    /// but `tool_search` itself), built once, on first use.
+    pub(crate) fn search_index(&self) -> &crate::discovery::rank::Index {
+        self.search_index.get_or_init(|| {
+            let tools: Vec<&Tool> = self
+                .tools()
+                .map(AsRef::as_ref)
+                .filter(|t| t.spec().name != crate::names::SEARCH_TOOL)
+                .collect();
+            crate::discovery::rank::Index::new(&tools)
+        })
+    }
+
     /// Starts at 1 and grows by one with every reload.
     pub fn generation(&self) -> u64 {
         self.generation
@@ -221,6 +244,9 @@ pub(crate) async fn load(
         crate::discovery::groups::apply(ctx.plugin_dir, &mut registry, &ctx.discovery.selection);
     load_errors.extend(group_errors);
     let graph = reject_cycles(&mut registry, &mut load_errors);
+    let (facades, facade_errors) =
+        crate::discovery::disclosure::build(ctx.discovery.disclosure, ctx.plugin_dir, &registry);
+    load_errors.extend(facade_errors);
     for err in &load_errors {
         tracing::error!("plugin not loaded: {err}");
     }
@@ -249,6 +275,8 @@ pub(crate) async fn load(
             plugins,
             graph,
             groups,
+            facades,
+            search_index: std::sync::OnceLock::new(),
         },
         kept,
     ))

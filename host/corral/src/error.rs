@@ -390,6 +390,10 @@ pub enum LoadErrorReason {
     /// group is not declared.
     #[error("tool groups: {0}")]
     InvalidGroups(String),
+    /// `disclosure.toml` cannot be read as facades, or breaks a facade rule
+    /// (see [`Facades`](crate::Facades)); the catalog then has no facades.
+    #[error("facades: {0}")]
+    InvalidDisclosure(String),
     /// A group includes a tool whose grants exceed the group's declared
     /// permissions (Embabel's `ToolGroupPermission`, checked).
     #[error(

@@ -78,7 +78,9 @@ pub use context::ContextPolicy;
 pub use depgraph::ToolGraph;
 pub use discovery::one_shot::{LOOP_ID_KEY, LOOP_TTL, MAX_LOOPS};
 pub use discovery::search::{DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT, MAX_LIMIT as SEARCH_MAX_LIMIT};
-pub use discovery::{GROUPS_FILE, Permission, Selection, ToolGroup};
+pub use discovery::{
+    DISCLOSURE_FILE, DisclosureMode, Facade, Facades, GROUPS_FILE, Permission, Selection, ToolGroup,
+};
 pub use engine::{EPOCH_TICK, Engine};
 pub use error::{CallError, HostError, LoadError, LoadErrorReason};
 pub use health::{HealthReport, HealthStatus, ToolHealth};

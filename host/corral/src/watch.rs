@@ -46,6 +46,7 @@ fn relevant(path: &Path) -> bool {
         || name.ends_with(".policy.toml")
         || name == crate::compose::pipeline::PIPELINES_FILE
         || name == crate::discovery::GROUPS_FILE
+        || name == crate::discovery::DISCLOSURE_FILE
 }
 
 /// Starts watching `dir`, and runs `reload` after each quiet burst of

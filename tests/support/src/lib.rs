@@ -60,6 +60,9 @@ pub const UNKNOWN_IMPORT: &str = "fixture_unknown_import.wasm";
 pub const V1_PLUGIN: &str = "fixture_v1_plugin.wasm";
 /// Fixture: two tools that depend on each other.
 pub const CYCLE: &str = "fixture_cycle.wasm";
+/// Fixture: 200 realistic tools in 15 categories (`tests/fixtures/catalog/tools.json`);
+/// its policy must raise `[describe] max_tools`.
+pub const CATALOG: &str = "fixture_catalog.wasm";
 /// Sample plugin `text`.
 pub const TEXT: &str = "text.wasm";
 /// Sample plugin `math`.
@@ -276,4 +279,44 @@ impl TestServer {
     pub fn hits(&self) -> usize {
         self.hits.load(std::sync::atomic::Ordering::SeqCst)
     }
+}
+
+/// The sample tools (Rust, Python, JavaScript and C, with their policies and
+/// the example pipelines) plus [`CATALOG`], 200 more tools in 15 categories,
+/// with a policy raising its `[describe] max_tools`: the directory the
+/// disclosure and `tool_search` measurements use. The Python, JavaScript and
+/// C samples come from `scripts/build-guests.sh`.
+pub fn catalog_dir() -> TempDir {
+    let dir = plugin_dir(&[
+        TEXT, MATH, JSON, ENCODE, NOTES, FETCH, TABLES, VERSIONS, FUZZY, CATALOG,
+    ]);
+    let root = repository_root();
+    std::fs::copy(
+        root.join("examples/pipelines/pipelines.json"),
+        dir.path().join("pipelines.json"),
+    )
+    .expect("pipelines");
+    std::fs::create_dir(dir.path().join("notes-data")).expect("notes-data");
+    for policy in ["notes.policy.toml", "fetch.policy.toml"] {
+        let sample = policy.trim_end_matches(".policy.toml");
+        std::fs::copy(
+            root.join("sample-tools").join(sample).join(policy),
+            dir.path().join(policy),
+        )
+        .unwrap_or_else(|e| panic!("{policy}: {e}"));
+    }
+    std::fs::write(
+        dir.path().join("fixture_catalog.policy.toml"),
+        "version = 1\n[describe]\nmax_tools = 256\n",
+    )
+    .expect("catalog policy");
+    dir
+}
+
+/// The number of tokens of `text` for OpenAI's `o200k_base` encoding
+/// (`tiktoken-rs`, tables compiled in).
+pub fn tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_with_special_tokens(text)
+        .len()
 }

@@ -48,6 +48,11 @@ pub struct ServeCmd {
     /// this process (one replica only)
     #[arg(long, value_name = "FILE")]
     state_key_file: Option<PathBuf>,
+    /// Progressive disclosure: list facades that unfold into their tools
+    /// instead of every tool: one per plugin, one per category, or those of
+    /// the plugin directory's disclosure.toml
+    #[arg(long, value_name = "SOURCE", value_enum)]
+    disclose: Option<Disclose>,
     #[command(flatten)]
     gates: GateArgs,
 }
@@ -57,8 +62,20 @@ impl ServeCmd {
     /// process gets Ctrl-C / SIGTERM (HTTP).
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         let context = self.gates.call_context();
+        let disclosure = match self.disclose {
+            None => corral::DisclosureMode::Off,
+            Some(Disclose::Plugin) => corral::DisclosureMode::Plugin,
+            Some(Disclose::Category) => corral::DisclosureMode::Category,
+            Some(Disclose::File) => corral::DisclosureMode::File,
+        };
         let host = global
-            .host_with(|b| Ok(self.gates.configure(b)?.context(context)))
+            .host_with(|b| {
+                Ok(self
+                    .gates
+                    .configure(b)?
+                    .context(context)
+                    .disclosure(disclosure))
+            })
             .await?;
         for err in host.load_errors() {
             tracing::error!("not serving {err}");
@@ -127,6 +144,17 @@ impl ServeCmd {
         }
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// Where `--disclose` takes its facades from.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Disclose {
+    /// One facade per plugin (and one for the pipelines)
+    Plugin,
+    /// One facade per tool category
+    Category,
+    /// The facades declared in the plugin directory's disclosure.toml
+    File,
 }
 
 impl ServeCmd {

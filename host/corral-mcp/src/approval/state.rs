@@ -243,19 +243,38 @@ impl States {
             .unwrap_or_default()
     }
 
+    /// `value`, signed with the same key, expiring after `ttl`: for other
+    /// client-carried state (the unfolded facades of a 2026-07-28 client).
+    pub fn seal_value<T: Serialize>(&self, value: &T, ttl: Duration) -> String {
+        self.codec
+            .seal_json_with(value, &SealOptions::new().ttl(ttl))
+            .unwrap_or_default()
+    }
+
+    /// The value of `sealed` from [`seal_value`](Self::seal_value), when
+    /// signed by this key and not expired.
+    ///
+    /// # Errors
+    /// [`StateError::Forged`] or [`StateError::Expired`].
+    pub fn open_value<T: serde::de::DeserializeOwned>(
+        &self,
+        sealed: &str,
+    ) -> Result<T, StateError> {
+        self.codec
+            .open_json_with(sealed, &[])
+            .map_err(|err| match err {
+                RequestStateError::Expired => StateError::Expired,
+                _ => StateError::Forged,
+            })
+    }
+
     /// The payload of `sealed`, checked: signed by this key, not expired,
     /// for the call `binding`, and not used before (it is used now).
     ///
     /// # Errors
     /// [`StateError`] naming what is wrong.
     pub fn open(&self, sealed: &str, binding: &Binding) -> Result<Payload, StateError> {
-        let payload: Payload = self
-            .codec
-            .open_json_with(sealed, &[])
-            .map_err(|err| match err {
-                RequestStateError::Expired => StateError::Expired,
-                _ => StateError::Forged,
-            })?;
+        let payload: Payload = self.open_value(sealed)?;
         let b = &payload.binding;
         let other = if b.tool != binding.tool {
             Some("another tool")

@@ -1,17 +1,24 @@
-//! Discovery for large tool sets (TnsAI's search tool, Embabel's tool groups
-//! and one-shot tools; `docs/references.md`): the built-in
-//! `tool_search` ([`search`]), tool groups and the selection of served tools
-//! ([`groups`]), and one-shot-per-loop tools ([`one_shot`]).
+//! Discovery for large tool sets (TnsAI's search tool, Embabel's tool groups,
+//! one-shot tools and unfolding tools; `docs/references.md`): the built-in
+//! `tool_search` ([`search`], ranked by [`rank`]), tool groups and the
+//! selection of served tools ([`groups`]), one-shot-per-loop tools
+//! ([`one_shot`]), and the facades of progressive disclosure
+//! ([`disclosure`]).
 //!
 //! Each part is applied at one place: search is a built-in tool the stages
 //! dispatch; the selection filters the registry when a catalog is built, so an
 //! unselected tool is unknown to every path (list, call, plan, MCP); one-shot
 //! is a stage between validation and the gate.
 
+pub(crate) mod disclosure;
+mod disclosure_file;
 pub(crate) mod groups;
 pub(crate) mod one_shot;
+pub(crate) mod rank;
 pub(crate) mod search;
+mod vocabulary;
 
+pub use disclosure::{DISCLOSURE_FILE, DisclosureMode, Facade, Facades};
 pub use groups::{GROUPS_FILE, Permission, Selection, ToolGroup};
 
 /// What catalog building needs for discovery, fixed when the host is built.
@@ -21,4 +28,6 @@ pub(crate) struct Discovery {
     pub tool_search: bool,
     /// Which tools are served.
     pub selection: Selection,
+    /// Where facades come from.
+    pub disclosure: DisclosureMode,
 }

@@ -6,19 +6,17 @@
 //!
 //! | query | result |
 //! |---|---|
-//! | free text, e.g. `encode base64` | up to `limit` tools, best first, each with its name, one-line description and category |
+//! | free text, e.g. `encode base64` | up to `limit` tools above the relevance floor, best first, each with its name, one-line description, category and score |
 //! | `category:<name>` | every tool of that category (or, for an unknown one, the categories that exist) |
 //! | `info:<tool>` | one tool's full description, parameter schema, output schema, keywords, metadata, approval and health |
 //! | `list` | every category with its tool count |
 //!
-//! Free text is scored with `nucleo-matcher` (fzf's algorithm), each word of
-//! the query on its own, against the tool's name and keywords and against its
-//! whole text (name, category, keywords, description); a tool's score is the
-//! sum over the words it matches, and tools matching more words rank first.
-//! Built-in tools are never listed; they are already in every `tools/list`.
+//! Free text is ranked by BM25 over the name, keywords, category and
+//! description, with stemming, a synonym table and typo correction for tool
+//! names ([`rank`](super::rank)); `execute_tool_plan` takes part, this tool
+//! does not. `category:` and `list` cover the tools a host serves besides
+//! the built-ins, which are in every `tools/list` already.
 
-use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
-use nucleo_matcher::{Config, Matcher, Utf32Str};
 use serde_json::{Value, json};
 
 use crate::names::SEARCH_TOOL;
@@ -89,6 +87,7 @@ pub(crate) struct Extra<'a> {
 /// that is not served.
 pub(crate) fn answer(
     served: &[&Tool],
+    index: &super::rank::Index,
     arguments: &Value,
     extra: &Extra<'_>,
 ) -> Result<Value, Vec<String>> {
@@ -131,7 +130,7 @@ pub(crate) fn answer(
         };
         return Ok(info(tool, extra));
     }
-    Ok(free_text(&tools, query, limit))
+    Ok(free_text(served, index, query, limit))
 }
 
 /// `list`: categories with counts, sorted by name.
@@ -188,59 +187,19 @@ fn info(tool: &Tool, extra: &Extra<'_>) -> Value {
     })
 }
 
-/// Free text: each word scored on its own against the name and keywords
-/// (counted double) and against the whole text.
-fn free_text(tools: &[&Tool], query: &str, limit: usize) -> Value {
-    let atoms: Vec<Atom> = query
-        .split_whitespace()
-        .filter(|w| w.chars().count() >= 2)
-        .map(|w| {
-            Atom::new(
-                w,
-                CaseMatching::Ignore,
-                Normalization::Smart,
-                AtomKind::Fuzzy,
-                false,
-            )
-        })
-        .collect();
-    let mut matcher = Matcher::new(Config::DEFAULT);
-    let mut buf = Vec::new();
-    let mut scored: Vec<(usize, u32, &Tool)> = Vec::new();
-    for tool in tools {
-        let spec = tool.spec();
-        let keywords = spec.metadata.keywords.join(" ");
-        let short = format!("{} {keywords}", spec.name);
-        let long = format!("{short} {} {}", spec.metadata.category, spec.description);
-        let (mut matched, mut total) = (0usize, 0u32);
-        for atom in &atoms {
-            let on_name = atom.score(Utf32Str::new(&short, &mut buf), &mut matcher);
-            let on_text = atom.score(Utf32Str::new(&long, &mut buf), &mut matcher);
-            let best = on_name
-                .map(|s| u32::from(s) * 2)
-                .max(on_text.map(u32::from));
-            if let Some(score) = best {
-                matched += 1;
-                total += score;
-            }
-        }
-        if matched > 0 {
-            scored.push((matched, total, tool));
-        }
-    }
-    scored.sort_by(|a, b| {
-        (b.0, b.1)
-            .cmp(&(a.0, a.1))
-            .then_with(|| a.2.spec().name.cmp(&b.2.spec().name))
-    });
-    let total = scored.len();
-    let matches: Vec<Value> = scored
+/// Free text: the tools [`rank`](super::rank) finds, best first, at most
+/// `limit`; `total_matches` counts every tool above the floor.
+fn free_text(served: &[&Tool], index: &super::rank::Index, query: &str, limit: usize) -> Value {
+    let ranked = index.rank(query);
+    let total = ranked.len();
+    let matches: Vec<Value> = ranked
         .into_iter()
         .take(limit)
-        .map(|(_, score, tool)| {
+        .filter_map(|(name, score)| {
+            let tool = served.iter().find(|t| t.spec().name == name)?;
             let mut entry = line(tool.spec());
-            entry["score"] = json!(score);
-            entry
+            entry["score"] = json!((f64::from(score) * 100.0).round() / 100.0);
+            Some(entry)
         })
         .collect();
     json!({

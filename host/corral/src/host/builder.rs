@@ -306,6 +306,18 @@ impl HostBuilder {
         self
     }
 
+    /// Groups the served tools behind facades for progressive disclosure
+    /// (Embabel's `UnfoldingTool`): one per plugin, one per category, or
+    /// the operator's `disclosure.toml`; see
+    /// [`Facades`](crate::Facades). What a client sees is the MCP server's
+    /// ([`Catalog::facades`](crate::Catalog::facades) says what to show).
+    /// Default: [`DisclosureMode::Off`](crate::DisclosureMode::Off).
+    #[must_use]
+    pub fn disclosure(mut self, mode: crate::DisclosureMode) -> Self {
+        self.discovery.disclosure = mode;
+        self
+    }
+
     /// Does not serve tools whose names match `pattern` (applied after the
     /// group selection; built-in tools included). Default: none.
     #[must_use]

@@ -67,8 +67,13 @@ pub(super) async fn run<H: Caller + Clone + 'static>(
                 health: &health,
             };
             let served: Vec<&crate::registry::Tool> = catalog.tools().map(AsRef::as_ref).collect();
-            let json = crate::discovery::search::answer(&served, &arguments.value, &extra)
-                .map_err(invalid)?;
+            let json = crate::discovery::search::answer(
+                &served,
+                catalog.search_index(),
+                &arguments.value,
+                &extra,
+            )
+            .map_err(invalid)?;
             (json, 0)
         }
     };

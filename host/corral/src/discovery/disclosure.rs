@@ -1,0 +1,244 @@
+//! Progressive disclosure (Embabel's `UnfoldingTool`): facades, each one
+//! tool that stands for a set of inner tools, so a model's first tool list
+//! holds a few facades instead of every tool.
+//!
+//! This module decides *which* facades a catalog has ([`Facades`]); what a
+//! client sees and how a facade unfolds belongs to the MCP server. The
+//! sources ([`DisclosureMode`]):
+//! - **per plugin**: one facade per plugin, named after its file stem, and
+//!   one named `pipelines` for the pipelines;
+//! - **per category**: one facade per tool category (a tool without one is
+//!   in `other`);
+//! - **a file**: `disclosure.toml` in the plugin directory
+//!   ([`DISCLOSURE_FILE`], version 1, unknown keys refused), written by the
+//!   operator:
+//!
+//! ```toml
+//! version = 1
+//!
+//! [facades.notes]
+//! description = "Keep text notes: list, read, write and delete them."
+//! tools = ["notes_*"]          # members: name globs (`*`, `?`, `[..]`),
+//! categories = []              #   tool categories,
+//! plugins = []                 #   plugin file stems,
+//! facades = []                 #   and other facades, which then nest here
+//! usage_notes = "Writing replaces a note of the same name."
+//! exclusive = false            # unfolded, it hides every other tool
+//! ```
+//!
+//! Rules, the same for every source: a facade name follows the tool-name
+//! rule and takes no served tool's name (a generated one that would gets
+//! `_tools` appended); a generated facade needs at least two members (one
+//! tool stays listed on its own); built-in tools are never inside a facade;
+//! a tool or facade is inside at most one facade; nesting has no cycle; a
+//! tool inside no facade stays listed on its own. A file that breaks a rule
+//! is a load error naming the facade and the fix, and the catalog then has
+//! no facades: every tool is listed, as without disclosure.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::{LoadError, LoadErrorReason};
+use crate::registry::{Provider, Registry, Tool};
+
+/// The disclosure file's name inside the plugin directory.
+pub const DISCLOSURE_FILE: &str = "disclosure.toml";
+
+/// Where a host's facades come from. Default: [`Off`](Self::Off), every
+/// tool listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DisclosureMode {
+    /// No facades.
+    #[default]
+    Off,
+    /// One facade per plugin (and one for the pipelines).
+    Plugin,
+    /// One facade per tool category.
+    Category,
+    /// The facades of [`DISCLOSURE_FILE`].
+    File,
+}
+
+/// One facade: a tool that stands for its members.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Facade {
+    /// Its tool name.
+    pub name: String,
+    /// What its tools are for (the facade's description).
+    pub description: String,
+    /// The tools inside it, sorted.
+    pub tools: Vec<String>,
+    /// The facades nested inside it, sorted.
+    pub facades: Vec<String>,
+    /// How to use its tools, shown once when it unfolds (Embabel's
+    /// `childToolUsageNotes`), not in every child's description.
+    pub usage_notes: Option<String>,
+    /// Unfolded, it hides every other tool but the built-ins until it is
+    /// folded again.
+    pub exclusive: bool,
+}
+
+/// The facades of one catalog. Empty without disclosure.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facades {
+    by_name: BTreeMap<String, Facade>,
+    /// The facade holding each member tool or nested facade.
+    holder: BTreeMap<String, String>,
+}
+
+impl Facades {
+    /// Whether there are none (disclosure off, or nothing to group).
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+
+    /// Every facade, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Facade> {
+        self.by_name.values()
+    }
+
+    /// The facade called `name`.
+    pub fn get(&self, name: &str) -> Option<&Facade> {
+        self.by_name.get(name)
+    }
+
+    /// The facade that holds the tool or facade `name`; `None` for one
+    /// listed on its own.
+    pub fn holder(&self, name: &str) -> Option<&str> {
+        self.holder.get(name).map(String::as_str)
+    }
+
+    /// The facades listed on their own (held by no other facade).
+    pub fn top_level(&self) -> impl Iterator<Item = &Facade> {
+        self.by_name
+            .values()
+            .filter(|f| !self.holder.contains_key(&f.name))
+    }
+
+    fn from_list(facades: Vec<Facade>) -> Self {
+        let mut holder = BTreeMap::new();
+        for facade in &facades {
+            for member in facade.tools.iter().chain(&facade.facades) {
+                holder.insert(member.clone(), facade.name.clone());
+            }
+        }
+        Self {
+            by_name: facades.into_iter().map(|f| (f.name.clone(), f)).collect(),
+            holder,
+        }
+    }
+}
+
+/// The facades of `registry` under `mode`; `dir` is the plugin directory
+/// (for [`DisclosureMode::File`]). Errors name [`DISCLOSURE_FILE`].
+pub(crate) fn build(
+    mode: DisclosureMode,
+    dir: Option<&Path>,
+    registry: &Registry,
+) -> (Facades, Vec<LoadError>) {
+    let groupable = || {
+        registry
+            .tools()
+            .filter(|t| !matches!(t.provider(), Provider::Builtin(_)))
+    };
+    let generated = |key: &dyn Fn(&Tool) -> String, what: &str| {
+        let mut groups: BTreeMap<String, Vec<&Tool>> = BTreeMap::new();
+        for tool in groupable() {
+            groups.entry(key(tool)).or_default().push(tool);
+        }
+        let facades = groups
+            .into_iter()
+            .filter(|(_, tools)| tools.len() >= 2)
+            .map(|(group, tools)| generate(&group, what, &tools, registry))
+            .collect();
+        Facades::from_list(facades)
+    };
+    match mode {
+        DisclosureMode::Off => (Facades::default(), Vec::new()),
+        DisclosureMode::Category => (
+            generated(
+                &|t| {
+                    let c = &t.spec().metadata.category;
+                    if c.is_empty() {
+                        "other".into()
+                    } else {
+                        c.clone()
+                    }
+                },
+                "category",
+            ),
+            Vec::new(),
+        ),
+        DisclosureMode::Plugin => (
+            generated(
+                &|t| match t.plugin() {
+                    Some(plugin) => plugin.name().to_string(),
+                    None => "pipelines".into(),
+                },
+                "plugin",
+            ),
+            Vec::new(),
+        ),
+        DisclosureMode::File => {
+            let path = dir.map_or_else(|| DISCLOSURE_FILE.into(), |d| d.join(DISCLOSURE_FILE));
+            match super::disclosure_file::read(&path, registry) {
+                Ok(facades) => (Facades::from_list(facades), Vec::new()),
+                Err(message) => (
+                    Facades::default(),
+                    vec![LoadError {
+                        path,
+                        reason: LoadErrorReason::InvalidDisclosure(message),
+                    }],
+                ),
+            }
+        }
+    }
+}
+
+/// Most member names a generated facade's description lists: 4.
+const NAMED_MEMBERS: usize = 4;
+
+/// The facade generated for `group` (a category or a plugin) over `tools`.
+fn generate(group: &str, what: &str, tools: &[&Tool], registry: &Registry) -> Facade {
+    let mut name: String = group
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if name.is_empty() || crate::names::check_name(&name).is_err() || registry.get(&name).is_some()
+    {
+        name = format!("{}_tools", name.trim_matches('_'));
+    }
+    name.truncate(corral_names::MAX_NAME_LEN);
+    let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
+    let mut listed = names
+        .iter()
+        .take(NAMED_MEMBERS)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > NAMED_MEMBERS {
+        listed.push_str(&format!(" and {} more", names.len() - NAMED_MEMBERS));
+    }
+    Facade {
+        description: format!(
+            "{} {group} tools ({what}): {listed}. Call it to see them.",
+            names.len()
+        ),
+        name,
+        tools: names
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        facades: Vec::new(),
+        usage_notes: None,
+        exclusive: false,
+    }
+}
