@@ -45,23 +45,26 @@
 pub mod approval;
 pub mod disclosure;
 pub mod http;
+mod present;
 mod progress;
+mod stdio;
 
 use std::sync::Arc;
 
-use corral::{CallContext, CallError, CallOptions, CallOutput, HealthStatus, Host, Tool};
+use corral::{CallError, CallOptions, Host};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     Implementation, InitializeResult, JsonObject, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
+    Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool as McpTool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 pub use approval::ElicitationReviewer;
+pub use stdio::{ServeError, serve_stdio};
 
 /// The URI of the health resource.
 pub const HEALTH_URI: &str = "corral://health";
@@ -206,80 +209,6 @@ impl McpServer {
     pub fn host(&self) -> &Host {
         &self.host
     }
-
-    /// The MCP definition of `tool`: name, description, `inputSchema`,
-    /// [`McpServer::annotations`], and `_meta` with `corral/category`,
-    /// `corral/returnBehavior` and, for a plugin's tool, `corral/plugin`,
-    /// `corral/sha256` and `corral/grants` (`{"files": [{"path", "writable"}],
-    /// "environment": [name], "http": [destination]}`, guest paths and
-    /// variable names only: never host paths or values).
-    pub fn describe(&self, tool: &Tool) -> McpTool {
-        let health = self.host.health_of(&tool.spec().name);
-        self.describe_with(tool, health.as_ref())
-    }
-
-    fn describe_with(&self, tool: &Tool, health: Option<&corral::ToolHealth>) -> McpTool {
-        let spec = tool.spec();
-        let schema: JsonObject = match &spec.parameters {
-            Value::Object(map) => map.clone(),
-            _ => JsonObject::new(),
-        };
-        let mut meta = rmcp::model::MetaObject::default();
-        meta.insert("corral/category".into(), json!(spec.metadata.category));
-        meta.insert(
-            "corral/returnBehavior".into(),
-            json!(spec.metadata.return_behavior),
-        );
-        if let Some(plugin) = tool.plugin() {
-            meta.insert("corral/plugin".into(), json!(plugin.name()));
-            meta.insert("corral/sha256".into(), json!(plugin.sha256()));
-            meta.insert("corral/grants".into(), plugin.policy().grants_summary());
-        }
-        let mut description = spec.description.clone();
-        if let Some(health) = health {
-            meta.insert(
-                "corral/health".into(),
-                json!({"status": health.status, "reason": health.reason}),
-            );
-            if health.status == HealthStatus::Down {
-                description.push_str(&format!(
-                    "\n\nNote: this tool is failing right now ({}); prefer another tool.",
-                    health.reason.as_deref().unwrap_or("DOWN")
-                ));
-            }
-        }
-        let mut described = McpTool::new(spec.name.clone(), description, Arc::new(schema))
-            .with_annotations(self.annotations(tool))
-            .with_meta(meta);
-        if let Some(Value::Object(output)) = &spec.output_schema {
-            described.output_schema = Some(Arc::new(output.clone()));
-        }
-        described
-    }
-
-    /// MCP tool annotations derived from corral's metadata, the host's gate
-    /// rule and the plugin's policy:
-    /// - `destructiveHint`: calls pass the declared approval gate
-    ///   ([`Tool::requires_approval`]: the spec, the policy or the host's
-    ///   configuration, decided when the catalog was built);
-    /// - `idempotentHint`: the tool's `idempotent` metadata;
-    /// - `readOnlyHint`: nothing outside the sandbox can change: not gated,
-    ///   and the plugin has no writable directory and no HTTP grant (a
-    ///   pipeline or `execute_tool_plan` is not read-only: its steps may not
-    ///   be);
-    /// - `openWorldHint`: the plugin may reach hosts over HTTP.
-    pub fn annotations(&self, tool: &Tool) -> ToolAnnotations {
-        let spec = tool.spec();
-        let gated = tool.requires_approval();
-        let network = tool
-            .plugin()
-            .is_some_and(|plugin| !plugin.policy().http_allow.is_empty());
-        ToolAnnotations::new()
-            .read_only(!gated && !tool.reaches_outside())
-            .destructive(gated)
-            .idempotent(spec.metadata.idempotent)
-            .open_world(network)
-    }
 }
 
 /// Whether the request is of the 2026-07-28 revision (no session): its
@@ -288,54 +217,6 @@ fn stateless(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| !v.has_initialize())
-}
-
-/// The text and structured content of a call's result.
-fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult {
-    match result {
-        Ok(out) => {
-            let mut meta = rmcp::model::MetaObject::default();
-            meta.insert("corral/returnBehavior".into(), json!(out.return_behavior));
-            meta.insert(
-                "corral/durationMs".into(),
-                json!(out.duration.as_secs_f64() * 1e3),
-            );
-            meta.insert("corral/fuelConsumed".into(), json!(out.fuel_consumed));
-            meta.insert("corral/attempts".into(), json!(out.attempts));
-            meta.insert("corral/cacheHit".into(), json!(out.cache_hit));
-            let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
-            if let Some(object @ Value::Object(_)) = out.json {
-                result.structured_content = Some(object);
-            }
-            result.meta = Some(meta);
-            result
-        }
-        Err(err) => {
-            let mut result = CallToolResult::error(vec![ContentBlock::text(err.llm_text())]);
-            let mut meta = rmcp::model::MetaObject::default();
-            meta.insert("corral/errorKind".into(), json!(err.kind()));
-            if let Some(code) = err.code() {
-                meta.insert("corral/errorCode".into(), json!(code));
-            }
-            result.meta = Some(meta);
-            result
-        }
-    }
-}
-
-/// Context from `_meta["corral/context"]`: string values only.
-fn context_from_meta(meta: Option<&rmcp::model::RequestMetaObject>) -> CallContext {
-    let Some(meta) = meta else {
-        return CallContext::new();
-    };
-    let value = serde_json::to_value(meta).unwrap_or(Value::Null);
-    match value.get(CONTEXT_META_KEY) {
-        Some(Value::Object(map)) => map
-            .iter()
-            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-            .collect(),
-        _ => CallContext::new(),
-    }
 }
 
 impl ServerHandler for McpServer {
@@ -444,7 +325,8 @@ impl ServerHandler for McpServer {
             .as_ref()
             .filter(|m| !m.0.is_empty())
             .unwrap_or(&context.meta);
-        let mut options = CallOptions::default().with_context(context_from_meta(Some(meta)));
+        let mut options =
+            CallOptions::default().with_context(present::context_from_meta(Some(meta)));
         // Who answers a gated call (see the `approval` module).
         let mut round = None;
         match (approval::Flow::of(&context), &self.states) {
@@ -518,7 +400,7 @@ impl ServerHandler for McpServer {
             let asked = round.ask(states, &tool, arguments, request)?;
             return Ok(CallToolResponse::InputRequired(asked));
         }
-        let mut result = to_result(result);
+        let mut result = present::to_result(result);
         // A tool inside a facade this client has not unfolded: say where.
         if let Some(facade) = catalog.facades().holder(&name) {
             let unfolded = self.unfolded(&context);
@@ -556,33 +438,4 @@ impl ServerHandler for McpServer {
             }
         });
     }
-}
-
-/// Why serving over stdio stopped with an error.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ServeError {
-    /// The MCP session never started (the client sent no valid `initialize`
-    /// or closed the stream first).
-    #[error("the MCP session over stdio did not start: {0}")]
-    Start(String),
-    /// The session's task ended abnormally.
-    #[error("the MCP session over stdio ended abnormally: {0}")]
-    Session(String),
-}
-
-/// Serves `server` on stdin/stdout until the client closes the stream. Logs
-/// must go to stderr: stdout is the protocol.
-///
-/// # Errors
-/// [`ServeError`] when the transport fails to start or ends with an error.
-pub async fn serve_stdio(server: McpServer) -> Result<(), ServeError> {
-    let running = rmcp::serve_server(server, rmcp::transport::io::stdio())
-        .await
-        .map_err(|err| ServeError::Start(err.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|err| ServeError::Session(err.to_string()))?;
-    Ok(())
 }

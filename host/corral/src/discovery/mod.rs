@@ -11,7 +11,6 @@
 //! is a stage between validation and the gate.
 
 pub(crate) mod disclosure;
-mod disclosure_file;
 pub(crate) mod groups;
 pub(crate) mod one_shot;
 pub(crate) mod rank;

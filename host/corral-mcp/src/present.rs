@@ -1,0 +1,141 @@
+//! How corral's tools and results look to an MCP client: a tool's
+//! definition (`inputSchema`, `outputSchema`, annotations derived from
+//! metadata and policy, corral's `_meta`), a call's result (text,
+//! `structuredContent`, `isError` and the error's kind), and the context a
+//! call carries in `_meta`.
+
+use std::sync::Arc;
+
+use corral::{CallContext, CallError, CallOutput, HealthStatus, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool as McpTool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use crate::{CONTEXT_META_KEY, McpServer};
+
+impl McpServer {
+    /// The MCP definition of `tool`: name, description, `inputSchema`,
+    /// [`McpServer::annotations`], and `_meta` with `corral/category`,
+    /// `corral/returnBehavior` and, for a plugin's tool, `corral/plugin`,
+    /// `corral/sha256` and `corral/grants` (`{"files": [{"path", "writable"}],
+    /// "environment": [name], "http": [destination]}`, guest paths and
+    /// variable names only: never host paths or values).
+    pub fn describe(&self, tool: &Tool) -> McpTool {
+        let health = self.host.health_of(&tool.spec().name);
+        self.describe_with(tool, health.as_ref())
+    }
+
+    pub(crate) fn describe_with(
+        &self,
+        tool: &Tool,
+        health: Option<&corral::ToolHealth>,
+    ) -> McpTool {
+        let spec = tool.spec();
+        let schema: JsonObject = match &spec.parameters {
+            Value::Object(map) => map.clone(),
+            _ => JsonObject::new(),
+        };
+        let mut meta = rmcp::model::MetaObject::default();
+        meta.insert("corral/category".into(), json!(spec.metadata.category));
+        meta.insert(
+            "corral/returnBehavior".into(),
+            json!(spec.metadata.return_behavior),
+        );
+        if let Some(plugin) = tool.plugin() {
+            meta.insert("corral/plugin".into(), json!(plugin.name()));
+            meta.insert("corral/sha256".into(), json!(plugin.sha256()));
+            meta.insert("corral/grants".into(), plugin.policy().grants_summary());
+        }
+        let mut description = spec.description.clone();
+        if let Some(health) = health {
+            meta.insert(
+                "corral/health".into(),
+                json!({"status": health.status, "reason": health.reason}),
+            );
+            if health.status == HealthStatus::Down {
+                description.push_str(&format!(
+                    "\n\nNote: this tool is failing right now ({}); prefer another tool.",
+                    health.reason.as_deref().unwrap_or("DOWN")
+                ));
+            }
+        }
+        let mut described = McpTool::new(spec.name.clone(), description, Arc::new(schema))
+            .with_annotations(self.annotations(tool))
+            .with_meta(meta);
+        if let Some(Value::Object(output)) = &spec.output_schema {
+            described.output_schema = Some(Arc::new(output.clone()));
+        }
+        described
+    }
+
+    /// MCP tool annotations derived from corral's metadata, the host's gate
+    /// rule and the plugin's policy:
+    /// - `destructiveHint`: calls pass the declared approval gate
+    ///   ([`Tool::requires_approval`]: the spec, the policy or the host's
+    ///   configuration, decided when the catalog was built);
+    /// - `idempotentHint`: the tool's `idempotent` metadata;
+    /// - `readOnlyHint`: nothing outside the sandbox can change: not gated,
+    ///   and the plugin has no writable directory and no HTTP grant (a
+    ///   pipeline or `execute_tool_plan` is not read-only: its steps may not
+    ///   be);
+    /// - `openWorldHint`: the plugin may reach hosts over HTTP.
+    pub fn annotations(&self, tool: &Tool) -> ToolAnnotations {
+        let spec = tool.spec();
+        let gated = tool.requires_approval();
+        let network = tool
+            .plugin()
+            .is_some_and(|plugin| !plugin.policy().http_allow.is_empty());
+        ToolAnnotations::new()
+            .read_only(!gated && !tool.reaches_outside())
+            .destructive(gated)
+            .idempotent(spec.metadata.idempotent)
+            .open_world(network)
+    }
+}
+
+/// The text and structured content of a call's result.
+pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult {
+    match result {
+        Ok(out) => {
+            let mut meta = rmcp::model::MetaObject::default();
+            meta.insert("corral/returnBehavior".into(), json!(out.return_behavior));
+            meta.insert(
+                "corral/durationMs".into(),
+                json!(out.duration.as_secs_f64() * 1e3),
+            );
+            meta.insert("corral/fuelConsumed".into(), json!(out.fuel_consumed));
+            meta.insert("corral/attempts".into(), json!(out.attempts));
+            meta.insert("corral/cacheHit".into(), json!(out.cache_hit));
+            let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+            if let Some(object @ Value::Object(_)) = out.json {
+                result.structured_content = Some(object);
+            }
+            result.meta = Some(meta);
+            result
+        }
+        Err(err) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(err.llm_text())]);
+            let mut meta = rmcp::model::MetaObject::default();
+            meta.insert("corral/errorKind".into(), json!(err.kind()));
+            if let Some(code) = err.code() {
+                meta.insert("corral/errorCode".into(), json!(code));
+            }
+            result.meta = Some(meta);
+            result
+        }
+    }
+}
+
+/// Context from `_meta["corral/context"]`: string values only.
+pub(crate) fn context_from_meta(meta: Option<&rmcp::model::RequestMetaObject>) -> CallContext {
+    let Some(meta) = meta else {
+        return CallContext::new();
+    };
+    let value = serde_json::to_value(meta).unwrap_or(Value::Null);
+    match value.get(CONTEXT_META_KEY) {
+        Some(Value::Object(map)) => map
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+            .collect(),
+        _ => CallContext::new(),
+    }
+}
