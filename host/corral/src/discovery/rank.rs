@@ -263,10 +263,10 @@ impl Index {
                 // `bigger`): the word itself.
                 for suffix in ["est", "er"] {
                     if let Some(base) = word.strip_suffix(suffix) {
-                        let bases = [
-                            base.to_string(),
-                            base[..base.len().saturating_sub(1)].to_string(),
-                        ];
+                        // `bigger` is `big` + a doubled `g` + `er`.
+                        let mut undoubled = base.chars();
+                        undoubled.next_back();
+                        let bases = [base.to_string(), undoubled.as_str().to_string()];
                         for base in bases {
                             if self
                                 .analyzer
@@ -386,6 +386,22 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn odd_queries_rank_without_panicking() {
+        let index = Index::new(&[]);
+        for query in [
+            "",
+            "   ",
+            "éer",
+            "caféest",
+            "日本語er",
+            &"x".repeat(10_000),
+            "don't",
+        ] {
+            assert!(index.rank(query).is_empty(), "{query}");
+        }
+    }
 
     #[test]
     fn words_split_stem_and_meet_their_synonyms() {
