@@ -58,22 +58,28 @@ pub(crate) type Unfolded = Vec<String>;
 /// A session's unfolded facades (session-based revisions).
 pub(crate) type SessionState = Arc<Mutex<Unfolded>>;
 
+/// The purpose label a disclosure token's signature covers.
+const DISCLOSURE: &[u8] = b"corral/disclosure";
+
 /// The token of a 2026-07-28 client's unfolded set.
 #[derive(Debug, Serialize, Deserialize)]
 struct Token {
-    kind: String,
     unfolded: Unfolded,
 }
 
-/// The token for `unfolded`, sealed by `states`.
-pub(crate) fn seal(states: &crate::approval::States, unfolded: &Unfolded) -> String {
-    states.seal_value(
-        &Token {
-            kind: "disclosure".into(),
-            unfolded: unfolded.clone(),
-        },
-        TOKEN_TTL,
-    )
+/// The token for `unfolded`, sealed by `states`; `None` (logged) when it
+/// cannot be written.
+pub(crate) fn seal(states: &crate::approval::States, unfolded: &Unfolded) -> Option<String> {
+    let token = Token {
+        unfolded: unfolded.clone(),
+    };
+    match states.seal_value(&token, DISCLOSURE, TOKEN_TTL) {
+        Ok(sealed) => Some(sealed),
+        Err(err) => {
+            tracing::error!("cannot write a disclosure token: {err}");
+            None
+        }
+    }
 }
 
 /// The unfolded set in a client's token; nothing for none, or for one that
@@ -83,9 +89,9 @@ pub(crate) fn open(states: &crate::approval::States, token: Option<&str>) -> Unf
     let Some(token) = token else {
         return Vec::new();
     };
-    match states.open_value::<Token>(token) {
-        Ok(token) if token.kind == "disclosure" => token.unfolded,
-        _ => {
+    match states.open_value::<Token>(token, DISCLOSURE) {
+        Ok(token) => token.unfolded,
+        Err(_) => {
             tracing::debug!("ignoring a disclosure token that does not verify");
             Vec::new()
         }
@@ -208,10 +214,11 @@ pub(crate) fn call(
         chain.push(up.to_string());
         at = up;
     }
+    // Most recent last: an exclusive facade unfolded again is the one
+    // shown.
     for name in chain.into_iter().rev() {
-        if !unfolded.contains(&name) {
-            unfolded.push(name);
-        }
+        unfolded.retain(|u| *u != name);
+        unfolded.push(name);
     }
     let tools: Vec<Value> = facade
         .tools

@@ -27,10 +27,13 @@
 //!   can correct itself, with `_meta["corral/errorKind"]` and, when the tool
 //!   gave one, `_meta["corral/errorCode"]`; an unknown tool is a protocol error
 //!   (`-32602`). JSON object outputs are also returned as `structuredContent`.
-//! - Approvals: when the client declared the `elicitation` capability, a gated
-//!   call asks the user through `elicitation/create`; otherwise the host's
-//!   configured reviewer decides (never an automatic yes because a client
-//!   lacks the capability).
+//! - Approvals ([`approval`]): when the client declared the `elicitation`
+//!   capability, a gated call asks the user: with `elicitation/create` during
+//!   the call for a session client, and with an input-required result and a
+//!   retry for a 2026-07-28 client; otherwise the host's configured reviewer
+//!   decides (never an automatic yes because a client lacks the capability).
+//! - Progressive disclosure ([`disclosure`]): with facades, a client's
+//!   `tools/list` holds facades that unfold into their tools.
 //! - Progress: with a `progressToken`, guest `progress()` messages become
 //!   `notifications/progress`, coalesced per call: at most one every
 //!   [`PROGRESS_INTERVAL`], the latest message wins, and the last one is
@@ -168,24 +171,31 @@ impl McpServer {
         arguments: &JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let mut unfolded = self.unfolded(context);
-        let text = disclosure::call(catalog, facade, arguments, &mut unfolded);
+        let (text, token) = if stateless(context) {
+            let mut unfolded = self.unfolded(context);
+            let text = disclosure::call(catalog, facade, arguments, &mut unfolded);
+            let token = self
+                .states
+                .as_ref()
+                .and_then(|states| disclosure::seal(states, &unfolded));
+            (text, token)
+        } else {
+            // Changed under the lock: two calls of one session never lose
+            // each other's change.
+            let mut unfolded = self.unfolded.lock().unwrap_or_else(|p| p.into_inner());
+            (
+                disclosure::call(catalog, facade, arguments, &mut unfolded),
+                None,
+            )
+        };
         let mut result = CallToolResult::success(vec![ContentBlock::text(text.clone())]);
         result.structured_content = serde_json::from_str(&text).ok();
-        if stateless(context) {
-            if let Some(states) = &self.states {
-                let mut meta = rmcp::model::MetaObject::default();
-                meta.insert(
-                    disclosure::DISCLOSURE_META_KEY.into(),
-                    json!(disclosure::seal(states, &unfolded)),
-                );
-                result.meta = Some(meta);
-            }
-        } else {
-            *self.unfolded.lock().unwrap_or_else(|p| p.into_inner()) = unfolded;
-            if context.peer.notify_tool_list_changed().await.is_err() {
-                tracing::debug!("the client went away before tools/list_changed");
-            }
+        if let Some(token) = token {
+            let mut meta = rmcp::model::MetaObject::default();
+            meta.insert(disclosure::DISCLOSURE_META_KEY.into(), json!(token));
+            result.meta = Some(meta);
+        } else if !stateless(context) && context.peer.notify_tool_list_changed().await.is_err() {
+            tracing::debug!("the client went away before tools/list_changed");
         }
         result
     }
@@ -336,6 +346,7 @@ impl ServerHandler for McpServer {
                         states,
                         &tool,
                         &arguments,
+                        &options.context,
                         sealed,
                         request.input_responses.as_ref(),
                     )?,
@@ -384,6 +395,7 @@ impl ServerHandler for McpServer {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
         };
+        let options_context = options.context.clone();
         drop(options);
         if let Some(forwarder) = forwarder {
             // The sink is gone with the options; the forwarder ends after
@@ -397,7 +409,7 @@ impl ServerHandler for McpServer {
             (&round, &result)
             && request.tool == name
         {
-            let asked = round.ask(states, &tool, arguments, request)?;
+            let asked = round.ask(states, &tool, arguments, &options_context, request)?;
             return Ok(CallToolResponse::InputRequired(asked));
         }
         let mut result = present::to_result(result);

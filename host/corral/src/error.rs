@@ -80,8 +80,9 @@ pub enum CallError {
     ///
     /// [`ApprovalDecision::Defer`]: crate::ApprovalDecision::Defer
     #[error(
-        "`{tool}` waits for approval ({} gate) that is given on a retry of the call; \
-         inside a plan or a pipeline it cannot be retried alone: call `{tool}` on its own",
+        "`{tool}` waits for approval ({} gate), which its reviewer gives on a retry of the \
+         whole call: retry the call with the answer (a step of a plan or a pipeline cannot be \
+         retried alone: call `{tool}` on its own)",
         .request.gate
     )]
     ApprovalPending {

@@ -187,7 +187,7 @@ fn gated_calls_ask_through_elicitation_when_the_client_can() {
         "{message}"
     );
     let form = &ask["params"]["requestedSchema"]["properties"];
-    assert_eq!(form["decision"]["default"], "allow", "{ask}");
+    assert!(form["decision"].get("default").is_none(), "{ask}");
     assert_eq!(form["edit.message"]["default"], "wipe", "{ask}");
     mcp.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"decision": "deny", "reason": "not today"}}}));
     let result = mcp.response(1);

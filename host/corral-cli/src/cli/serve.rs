@@ -90,7 +90,16 @@ impl ServeCmd {
             Some(key) => McpServer::new(host)
                 .with_state_key(&key, corral_mcp::approval::DEFAULT_STATE_TTL)
                 .context("cannot use the request-state key")?,
-            None => McpServer::new(host),
+            None => {
+                if self.http.is_some() {
+                    tracing::info!(
+                        "approval and disclosure state is signed with a key made for this \
+                         process; replicas behind a load balancer need one key \
+                         (--state-key-file or CORRAL_STATE_KEY)"
+                    );
+                }
+                McpServer::new(host)
+            }
         };
         match self.http {
             None => serve_stdio(server).await?,
@@ -166,7 +175,11 @@ impl ServeCmd {
                 .with_context(|| format!("cannot read the state key file {}", path.display()))?,
             None => match std::env::var("CORRAL_STATE_KEY") {
                 Ok(text) => text,
-                Err(_) => return Ok(None),
+                Err(std::env::VarError::NotPresent) => return Ok(None),
+                Err(std::env::VarError::NotUnicode(_)) => anyhow::bail!(
+                    "CORRAL_STATE_KEY is not UTF-8 text; set it to printable random text \
+                     such as 64 hex digits"
+                ),
             },
         };
         Ok(Some(text.trim().as_bytes().to_vec()))

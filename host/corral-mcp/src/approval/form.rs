@@ -7,9 +7,10 @@
 //! this order):
 //! - `decision`: `allow`, `allow_always` ("always for this build": a standing
 //!   approval bound to the plugin's sha256, so a rebuilt plugin asks again),
-//!   `edit` (run with the arguments below) or `deny`; prefilled with
-//!   `allow`, so a client that shows the form with accept and decline buttons
-//!   means what it shows; an accepted answer without a decision denies;
+//!   `edit` (run with the arguments below) or `deny`, with no default, so
+//!   nothing is approved unless someone chooses it; an accepted answer
+//!   without a decision denies; `allow_always` is offered only for a
+//!   plugin's tool (a standing approval binds to its build);
 //! - `reason`: why, when denying (the model reads it);
 //! - the call's arguments, prefilled, to edit: one field per argument
 //!   (`edit.<name>`) when the tool's parameters are a flat object of strings,
@@ -79,21 +80,22 @@ pub(crate) fn question(
         request.render()
     );
     let tool = escape(&request.tool);
+    let mut choices = vec![serde_json::json!({"const": "allow", "title": "Allow this call"})];
+    // A standing approval needs a plugin build to bind to: pipelines and
+    // built-ins have none.
+    if !request.plugin_sha256.is_empty() {
+        choices.push(serde_json::json!({"const": "allow_always",
+            "title": format!("Allow, and do not ask again for this build of {tool}")}));
+    }
+    choices.push(
+        serde_json::json!({"const": "edit", "title": "Allow, with the arguments edited below"}),
+    );
+    choices.push(serde_json::json!({"const": "deny", "title": "Deny"}));
     let mut properties: Vec<(String, Value)> = vec![
         (
             "decision".into(),
-            serde_json::json!({
-                "type": "string",
-                "title": "Decision",
-                "oneOf": [
-                    {"const": "allow", "title": "Allow this call"},
-                    {"const": "allow_always",
-                     "title": format!("Allow, and do not ask again for this build of {tool}")},
-                    {"const": "edit", "title": "Allow, with the arguments edited below"},
-                    {"const": "deny", "title": "Deny"},
-                ],
-                "default": "allow",
-            }),
+            // No default: whoever answers chooses.
+            serde_json::json!({"type": "string", "title": "Decision", "oneOf": choices}),
         ),
         (
             "reason".into(),
@@ -254,7 +256,13 @@ mod tests {
         assert!(at("edit.force") < at("edit.name"), "{text}");
         let wire = serde_json::to_value(&schema).expect("json");
         assert_eq!(wire["properties"]["edit.name"]["default"], "todo");
-        assert_eq!(wire["properties"]["decision"]["default"], "allow");
+        let decision = &wire["properties"]["decision"];
+        assert!(decision.get("default").is_none(), "{decision}");
+        assert_eq!(
+            decision["oneOf"].as_array().map(Vec::len),
+            Some(4),
+            "{decision}"
+        );
         assert_eq!(wire["required"], json!(["decision"]));
     }
 
@@ -263,8 +271,13 @@ mod tests {
         let parameters = json!({"type": "object", "properties": {
             "steps": {"type": "array", "items": {"type": "object"}}}});
         let args = json!({"steps": [{"id": "a"}]});
-        let (_, schema) = question(&request(args.clone()), &parameters).expect("form");
+        // A built-in (no plugin build): no "always for this build".
+        let mut builtin = request(args.clone());
+        builtin.plugin_sha256.clear();
+        let (_, schema) = question(&builtin, &parameters).expect("form");
         let wire = serde_json::to_value(&schema).expect("json");
+        let choices = wire["properties"]["decision"]["oneOf"].to_string();
+        assert!(!choices.contains("allow_always"), "{choices}");
         assert_eq!(
             wire["properties"][JSON_FIELD]["default"],
             Value::String(args.to_string())

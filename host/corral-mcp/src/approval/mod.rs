@@ -29,6 +29,7 @@ mod elicit;
 mod form;
 mod state;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -38,7 +39,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
-use corral::{ApprovalDecision, ReviewFuture, ReviewRequest, Reviewer, Tool};
+use corral::{ApprovalDecision, CallContext, ReviewFuture, ReviewRequest, Reviewer, Tool};
 
 pub use elicit::ElicitationReviewer;
 pub(crate) use state::States;
@@ -83,28 +84,44 @@ impl Flow {
 /// The reviewer of one round of the input-required flow: it knows the
 /// decisions of earlier rounds (from the verified state) and the answer the
 /// retry brought for the pending question, and defers every other
-/// question to the client.
+/// question to the client. Each question is told apart by its tool, plugin
+/// build, text and which time in the call it came, so one answer is used
+/// for one question once.
 #[derive(Debug)]
 pub(crate) struct RoundReviewer {
     earlier: Vec<(Question, Decided)>,
     pending: Option<(Question, ElicitResult, serde_json::Value)>,
+    /// How often each question (occurrence 0) has come in this round.
+    asked: Mutex<BTreeMap<Question, u32>>,
     /// The decision this round's answer turned into, once used.
     made: Mutex<Option<(Question, Decided)>>,
+    /// The question that deferred this round.
+    deferred: Mutex<Option<Question>>,
 }
 
 impl RoundReviewer {
     /// The first round of a call: every question is deferred.
     pub fn first() -> Self {
+        Self::with(Vec::new(), None)
+    }
+
+    fn with(
+        earlier: Vec<(Question, Decided)>,
+        pending: Option<(Question, ElicitResult, serde_json::Value)>,
+    ) -> Self {
         Self {
-            earlier: Vec::new(),
-            pending: None,
-            made: Mutex::new(None),
+            earlier,
+            pending,
+            asked: Mutex::default(),
+            made: Mutex::default(),
+            deferred: Mutex::default(),
         }
     }
 
-    /// A retry of a call of `tool` with `arguments`, the `sealed`
-    /// `requestState` and the `responses` the client brought, checked by
-    /// `states`.
+    /// A retry of a call of `tool` with `arguments` and `context`, the
+    /// `sealed` `requestState` and the `responses` the client brought,
+    /// checked by `states`. The state is used up only once the answer has
+    /// been read.
     ///
     /// # Errors
     /// `invalid_params` for a state that is forged, expired, replayed or
@@ -113,45 +130,78 @@ impl RoundReviewer {
         states: &States,
         tool: &Tool,
         arguments: &serde_json::Value,
+        context: &CallContext,
         sealed: &str,
         responses: Option<&InputResponses>,
     ) -> Result<Self, McpError> {
-        let binding = Binding::of(&tool.spec().name, tool.provider_identity().1, arguments);
+        let invalid = |message: String| McpError::invalid_params(message, None);
+        let binding = Binding::of(tool, arguments, context);
         let payload = states
             .open(sealed, &binding)
-            .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
+            .map_err(|err| invalid(err.to_string()))?;
         let answer = responses
             .and_then(|responses| responses.get(INPUT_KEY))
             .ok_or_else(|| {
-                McpError::invalid_params(
-                    format!("the retry's inputResponses have no `{INPUT_KEY}` answer"),
-                    None,
-                )
+                invalid(format!(
+                    "the retry's inputResponses have no `{INPUT_KEY}` answer"
+                ))
             })?;
         let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|err| {
-            McpError::invalid_params(
-                format!("the `{INPUT_KEY}` answer is not an elicitation result: {err}"),
-                None,
-            )
+            invalid(format!(
+                "the `{INPUT_KEY}` answer is not an elicitation result: {err}"
+            ))
         })?;
-        Ok(Self {
-            earlier: payload.answered,
-            pending: Some((payload.pending, answer, tool.spec().parameters.clone())),
-            made: Mutex::new(None),
-        })
+        states
+            .consume(&payload.nonce)
+            .map_err(|err| invalid(err.to_string()))?;
+        Ok(Self::with(
+            payload.answered,
+            Some((payload.pending, answer, tool.spec().parameters.clone())),
+        ))
+    }
+
+    /// The question `request` is, counting how often it came this round.
+    fn question(&self, request: &ReviewRequest) -> Question {
+        let mut asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
+        let count = asked.entry(Question::of(request, 0)).or_insert(0);
+        let question = Question::of(request, *count);
+        *count += 1;
+        question
+    }
+
+    /// The decision for `request`: an earlier round's, this round's answer,
+    /// or a deferral to the client.
+    fn decide(&self, request: &ReviewRequest) -> ApprovalDecision {
+        let question = self.question(request);
+        if let Some((_, decided)) = self.earlier.iter().find(|(q, _)| *q == question) {
+            return decided.decision();
+        }
+        if let Some((_, answer, parameters)) =
+            self.pending.as_ref().filter(|(q, _, _)| *q == question)
+        {
+            let decision =
+                form::decision(request, parameters, &answer.action, answer.content.as_ref());
+            if let Some(decided) = Decided::of(&decision) {
+                *self.made.lock().unwrap_or_else(|p| p.into_inner()) = Some((question, decided));
+            }
+            return decision;
+        }
+        *self.deferred.lock().unwrap_or_else(|p| p.into_inner()) = Some(question);
+        ApprovalDecision::Defer
     }
 
     /// The input-required result asking `request` (the question that
-    /// deferred this round) for a call of `tool` with `arguments`, carrying
-    /// this round's decisions forward.
+    /// deferred this round) about a call of `tool` with `arguments` and
+    /// `context`, carrying this round's decisions forward.
     ///
     /// # Errors
-    /// `internal_error` when the form cannot be built.
+    /// `internal_error` when the form or the state cannot be built.
     pub fn ask(
         &self,
         states: &States,
         tool: &Tool,
         arguments: &serde_json::Value,
+        context: &CallContext,
         request: &ReviewRequest,
     ) -> Result<InputRequiredResult, McpError> {
         let (message, requested_schema) = form::question(request, &tool.spec().parameters)
@@ -160,12 +210,21 @@ impl RoundReviewer {
         if let Some(made) = self.made.lock().unwrap_or_else(|p| p.into_inner()).clone() {
             answered.push(made);
         }
+        let pending = self
+            .deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_else(|| Question::of(request, 0));
         let payload = Payload {
-            binding: Binding::of(&tool.spec().name, tool.provider_identity().1, arguments),
+            binding: Binding::of(tool, arguments, context),
             answered,
-            pending: Question::of(request),
+            pending,
             nonce: States::nonce(),
         };
+        let sealed = states
+            .seal(&payload)
+            .map_err(|err| McpError::internal_error(err.to_string(), None))?;
         let mut requests = InputRequests::new();
         requests.insert(
             INPUT_KEY.to_string(),
@@ -177,10 +236,7 @@ impl RoundReviewer {
                 },
             )),
         );
-        Ok(InputRequiredResult::new(
-            Some(requests),
-            Some(states.seal(&payload)),
-        ))
+        Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
     }
 }
 
@@ -194,24 +250,7 @@ impl Reviewer for Shared {
     }
 
     fn review<'a>(&'a self, request: &'a ReviewRequest) -> ReviewFuture<'a> {
-        let round = &self.0;
-        let question = Question::of(request);
-        let decision = if let Some((_, decided)) =
-            round.earlier.iter().find(|(q, _)| *q == question)
-        {
-            decided.decision()
-        } else if let Some((_, answer, parameters)) =
-            round.pending.as_ref().filter(|(q, _, _)| *q == question)
-        {
-            let decision =
-                form::decision(request, parameters, &answer.action, answer.content.as_ref());
-            if let Some(decided) = Decided::of(&decision) {
-                *round.made.lock().unwrap_or_else(|p| p.into_inner()) = Some((question, decided));
-            }
-            decision
-        } else {
-            ApprovalDecision::Defer
-        };
+        let decision = self.0.decide(request);
         Box::pin(async move { Ok(decision) })
     }
 }

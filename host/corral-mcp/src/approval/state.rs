@@ -6,18 +6,25 @@
 //! the same key finishes the exchange. It is signed (HMAC-SHA256, rmcp's
 //! [`RequestStateCodec`], SEP-2322) with a key from configuration, and
 //! binds the answer to the exact call:
-//! - the tool, the sha256 of its plugin build, and the sha256 of the call's
-//!   canonical arguments (keys sorted), so an answer cannot be moved to
-//!   other arguments, another tool or a rebuilt plugin;
-//! - the question it answers: the gate and the sha256 of the text the
-//!   reviewer was shown (the tool's description, or a guest's mid-call
-//!   request), so a guest that asks something else is asked again;
+//! - the call: the tool; its build (the sha256 of the plugin's bytes, its
+//!   policy's grants and limits, and its spec, so a rebuilt plugin, a
+//!   widened policy or a redefined pipeline is asked about again); the
+//!   sha256 of the call's canonical arguments (keys sorted); and the sha256
+//!   of the context it carries (`_meta["corral/context"]`);
+//! - the question each answer is for: the gate, the tool and plugin build
+//!   that asked, the sha256 of the text shown, and which time in the call
+//!   that same question came (a guest that asks twice is answered twice);
 //! - the decisions of earlier rounds of the same call (a declared gate
 //!   answered, then a guest's own request), so none is asked twice;
 //! - a random nonce and an expiry: a state is good for [`DEFAULT_STATE_TTL`]
 //!   (or what the server sets) and once. The process that accepts a state
-//!   remembers its nonce until the state expires, so a replay to it is
-//!   refused; a replay to another replica within the TTL is not detected.
+//!   remembers its nonce until the state expires (the most recent
+//!   [`MAX_REMEMBERED`] of them, least recently used forgotten first), so a
+//!   replay to it is refused; a replay to another replica within the TTL
+//!   is not detected.
+//!
+//! The signature covers a purpose label, so an approval state and a
+//! disclosure token, signed with the same key, cannot stand for each other.
 //!
 //! The state is signed, not encrypted: it holds hashes, decisions and the
 //! reviewer's edits, nothing secret.
@@ -28,7 +35,7 @@ use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use corral::ApprovalDecision;
+use corral::{ApprovalDecision, CallContext, Tool};
 
 /// How long an approval's `requestState` stays good: 600 000 ms (ten
 /// minutes, time for a person to read the question and answer).
@@ -38,9 +45,12 @@ pub const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub const MIN_STATE_KEY_BYTES: usize = RequestStateCodec::MIN_KEY_LENGTH;
 
 /// Most accepted nonces one process remembers: 100 000. Past that the
-/// oldest are forgotten before their state expires, and a replay of one of
-/// them to this process would then go unnoticed.
-const MAX_REMEMBERED: u64 = 100_000;
+/// least recently used are forgotten before their state expires, and a
+/// replay of one of them to this process would then go unnoticed.
+pub const MAX_REMEMBERED: u64 = 100_000;
+
+/// The purpose label of approval states.
+const APPROVAL: &[u8] = b"corral/approval";
 
 /// Why a signing key was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -85,42 +95,61 @@ pub enum StateError {
         /// What differs: other arguments, another tool, a rebuilt plugin.
         what: &'static str,
     },
+    /// The state could not be written (not expected: it is plain JSON).
+    #[error("cannot write the requestState: {0}")]
+    Seal(String),
 }
 
 /// Which call a state belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Binding {
     pub tool: String,
-    pub plugin_sha256: String,
+    pub build_sha256: String,
     pub arguments_sha256: String,
+    pub context_sha256: String,
 }
 
 impl Binding {
-    /// The binding of a call of `tool` (provided by a build with
-    /// `plugin_sha256`, empty for pipelines and built-ins) with `arguments`.
-    pub fn of(tool: &str, plugin_sha256: &str, arguments: &serde_json::Value) -> Self {
+    /// The binding of a call of `tool` with `arguments` and `context`.
+    pub fn of(tool: &Tool, arguments: &serde_json::Value, context: &CallContext) -> Self {
+        let (_, plugin_sha256) = tool.provider_identity();
+        let build = serde_json::json!({
+            "plugin": plugin_sha256,
+            "spec": tool.spec(),
+            "grants": tool.plugin().map(|p| p.policy().grants_summary()),
+            "limits": tool.limits(),
+        });
+        let context: Vec<(&str, &str)> = context.iter().collect();
         Self {
-            tool: tool.to_string(),
-            plugin_sha256: plugin_sha256.to_string(),
+            tool: tool.spec().name.clone(),
+            build_sha256: sha256_hex(build.to_string().as_bytes()),
             // serde_json's map is ordered: this is canonical JSON.
             arguments_sha256: sha256_hex(arguments.to_string().as_bytes()),
+            context_sha256: sha256_hex(serde_json::json!(context).to_string().as_bytes()),
         }
     }
 }
 
-/// A question: which gate asked, and the sha256 of the text shown.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A question: which gate asked, for which tool and plugin build, the
+/// sha256 of the text shown, and which time in the call it came.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub(crate) struct Question {
     pub gate: String,
+    pub tool: String,
+    pub plugin_sha256: String,
     pub text_sha256: String,
+    pub occurrence: u32,
 }
 
 impl Question {
-    /// The question of a review request.
-    pub fn of(request: &corral::ReviewRequest) -> Self {
+    /// The `occurrence`-th (from 0) asking of `request` in one run.
+    pub fn of(request: &corral::ReviewRequest, occurrence: u32) -> Self {
         Self {
             gate: request.gate.to_string(),
+            tool: request.tool.clone(),
+            plugin_sha256: request.plugin_sha256.clone(),
             text_sha256: sha256_hex(request.description.as_bytes()),
+            occurrence,
         }
     }
 }
@@ -201,9 +230,12 @@ impl States {
         Ok(Self {
             codec,
             ttl,
+            // Least recently used first: moka's default admission policy
+            // would turn new nonces away once full, not forget old ones.
             used: moka::sync::Cache::builder()
                 .max_capacity(MAX_REMEMBERED)
                 .time_to_live(ttl)
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .build(),
             generated: false,
         })
@@ -237,60 +269,83 @@ impl States {
     }
 
     /// `payload`, signed, expiring after the TTL.
-    pub fn seal(&self, payload: &Payload) -> String {
-        self.codec
-            .seal_json_with(payload, &SealOptions::new().ttl(self.ttl))
-            .unwrap_or_default()
+    ///
+    /// # Errors
+    /// [`StateError::Seal`] when it cannot be written.
+    pub fn seal(&self, payload: &Payload) -> Result<String, StateError> {
+        self.seal_value(payload, APPROVAL, self.ttl)
     }
 
-    /// `value`, signed with the same key, expiring after `ttl`: for other
-    /// client-carried state (the unfolded facades of a 2026-07-28 client).
-    pub fn seal_value<T: Serialize>(&self, value: &T, ttl: Duration) -> String {
+    /// `value`, signed with the same key for `purpose` (a label the
+    /// signature covers), expiring after `ttl`: for other client-carried
+    /// state (the unfolded facades of a 2026-07-28 client).
+    ///
+    /// # Errors
+    /// [`StateError::Seal`] when it cannot be written.
+    pub fn seal_value<T: Serialize>(
+        &self,
+        value: &T,
+        purpose: &[u8],
+        ttl: Duration,
+    ) -> Result<String, StateError> {
         self.codec
-            .seal_json_with(value, &SealOptions::new().ttl(ttl))
-            .unwrap_or_default()
+            .seal_json_with(value, &SealOptions::new().associated_data(purpose).ttl(ttl))
+            .map_err(|err| StateError::Seal(err.to_string()))
     }
 
-    /// The value of `sealed` from [`seal_value`](Self::seal_value), when
-    /// signed by this key and not expired.
+    /// The value of `sealed` from [`seal_value`](Self::seal_value) for
+    /// `purpose`, when signed by this key and not expired.
     ///
     /// # Errors
     /// [`StateError::Forged`] or [`StateError::Expired`].
     pub fn open_value<T: serde::de::DeserializeOwned>(
         &self,
         sealed: &str,
+        purpose: &[u8],
     ) -> Result<T, StateError> {
         self.codec
-            .open_json_with(sealed, &[])
+            .open_json_with(sealed, purpose)
             .map_err(|err| match err {
                 RequestStateError::Expired => StateError::Expired,
                 _ => StateError::Forged,
             })
     }
 
+    /// Records that the state with `nonce` has been used.
+    ///
+    /// # Errors
+    /// [`StateError::Replayed`] when it was used before.
+    pub fn consume(&self, nonce: &str) -> Result<(), StateError> {
+        let entry = self.used.entry(nonce.to_string()).or_insert(());
+        if entry.is_fresh() {
+            Ok(())
+        } else {
+            Err(StateError::Replayed)
+        }
+    }
+
     /// The payload of `sealed`, checked: signed by this key, not expired,
-    /// for the call `binding`, and not used before (it is used now).
+    /// and for the call `binding`. It is not used up here
+    /// ([`consume`](Self::consume) does that once the answer is read).
     ///
     /// # Errors
     /// [`StateError`] naming what is wrong.
     pub fn open(&self, sealed: &str, binding: &Binding) -> Result<Payload, StateError> {
-        let payload: Payload = self.open_value(sealed)?;
+        let payload: Payload = self.open_value(sealed, APPROVAL)?;
         let b = &payload.binding;
         let other = if b.tool != binding.tool {
             Some("another tool")
-        } else if b.plugin_sha256 != binding.plugin_sha256 {
-            Some("another build of the plugin (it was rebuilt since)")
+        } else if b.build_sha256 != binding.build_sha256 {
+            Some("another build of the tool (its plugin, policy or definition changed since)")
         } else if b.arguments_sha256 != binding.arguments_sha256 {
             Some("other arguments")
+        } else if b.context_sha256 != binding.context_sha256 {
+            Some("another context (`_meta[\"corral/context\"]`)")
         } else {
             None
         };
         if let Some(what) = other {
             return Err(StateError::OtherCall { what });
-        }
-        let entry = self.used.entry(payload.nonce.clone()).or_insert(());
-        if !entry.is_fresh() {
-            return Err(StateError::Replayed);
         }
         Ok(payload)
     }
@@ -309,7 +364,15 @@ fn sha256_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn binding(tool: &str, build: &str, arguments: &str) -> Binding {
+        Binding {
+            tool: tool.into(),
+            build_sha256: sha256_hex(build.as_bytes()),
+            arguments_sha256: sha256_hex(arguments.as_bytes()),
+            context_sha256: sha256_hex(b"[]"),
+        }
+    }
 
     fn payload(binding: Binding) -> Payload {
         Payload {
@@ -317,38 +380,50 @@ mod tests {
             answered: vec![],
             pending: Question {
                 gate: "declared".into(),
+                tool: "t".into(),
+                plugin_sha256: String::new(),
                 text_sha256: "00".into(),
+                occurrence: 0,
             },
             nonce: States::nonce(),
         }
     }
 
     #[test]
-    fn a_state_opens_once_for_its_call_and_never_for_another() {
+    fn a_state_opens_for_its_call_once_and_never_for_another() {
         let states = States::new(&[7; 32], DEFAULT_STATE_TTL).expect("key");
-        let call = Binding::of("notes_delete", "ab", &json!({"name": "todo"}));
-        let sealed = states.seal(&payload(call.clone()));
-        let other_args = Binding::of("notes_delete", "ab", &json!({"name": "all"}));
+        let call = binding("notes_delete", "ab", r#"{"name":"todo"}"#);
+        let state = payload(call.clone());
+        let sealed = states.seal(&state).expect("seal");
         assert_eq!(
-            states.open(&sealed, &other_args),
+            states.open(&sealed, &binding("notes_delete", "ab", r#"{"name":"all"}"#)),
             Err(StateError::OtherCall {
                 what: "other arguments"
             })
         );
-        let rebuilt = Binding::of("notes_delete", "cd", &json!({"name": "todo"}));
         assert!(matches!(
-            states.open(&sealed, &rebuilt),
+            states.open(
+                &sealed,
+                &binding("notes_delete", "cd", r#"{"name":"todo"}"#)
+            ),
             Err(StateError::OtherCall { .. })
         ));
-        assert!(states.open(&sealed, &call).is_ok());
-        assert_eq!(states.open(&sealed, &call), Err(StateError::Replayed));
+        let mut other_context = call.clone();
+        other_context.context_sha256 = sha256_hex(b"tenant b");
+        assert!(matches!(
+            states.open(&sealed, &other_context),
+            Err(StateError::OtherCall { .. })
+        ));
+        assert_eq!(states.open(&sealed, &call), Ok(state.clone()));
+        assert_eq!(states.consume(&state.nonce), Ok(()));
+        assert_eq!(states.consume(&state.nonce), Err(StateError::Replayed));
     }
 
     #[test]
     fn a_forged_or_foreign_state_is_refused() {
         let states = States::new(&[7; 32], DEFAULT_STATE_TTL).expect("key");
-        let call = Binding::of("t", "", &json!({}));
-        let sealed = states.seal(&payload(call.clone()));
+        let call = binding("t", "", "{}");
+        let sealed = states.seal(&payload(call.clone())).expect("seal");
         // One character changed in the signed body.
         let mut forged: Vec<char> = sealed.chars().collect();
         let at = forged.len() / 2;
@@ -357,11 +432,18 @@ mod tests {
         assert_eq!(states.open(&forged, &call), Err(StateError::Forged));
         // Signed with another key: another server's, or the client's own.
         let other = States::new(&[8; 32], DEFAULT_STATE_TTL).expect("key");
-        assert_eq!(
-            other.open(&states.seal(&payload(call.clone())), &call),
-            Err(StateError::Forged)
-        );
+        let foreign = states.seal(&payload(call.clone())).expect("seal");
+        assert_eq!(other.open(&foreign, &call), Err(StateError::Forged));
         assert_eq!(states.open("not a state", &call), Err(StateError::Forged));
+        // Signed for another purpose with the same key: a disclosure token.
+        let token = states
+            .seal_value(
+                &payload(call.clone()),
+                b"corral/disclosure",
+                DEFAULT_STATE_TTL,
+            )
+            .expect("seal");
+        assert_eq!(states.open(&token, &call), Err(StateError::Forged));
         // The same key in another process (a replica) opens it.
         let replica = States::new(&[7; 32], DEFAULT_STATE_TTL).expect("key");
         assert!(replica.open(&sealed, &call).is_ok());
@@ -374,10 +456,25 @@ mod tests {
             Some(StateKeyError::TooShort { actual: 16 })
         );
         let states = States::new(&[7; 32], Duration::from_millis(1)).expect("key");
-        let call = Binding::of("t", "", &json!({}));
-        let sealed = states.seal(&payload(call.clone()));
+        let call = binding("t", "", "{}");
+        let sealed = states.seal(&payload(call.clone())).expect("seal");
         // Waiting out the 1 ms TTL is the behaviour under test.
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(states.open(&sealed, &call), Err(StateError::Expired));
+    }
+
+    #[test]
+    fn the_replay_memory_forgets_the_oldest_when_full_not_the_newest() {
+        let states = States::new(&[7; 32], DEFAULT_STATE_TTL).expect("key");
+        let cap = MAX_REMEMBERED as usize;
+        for i in 0..cap + 10 {
+            assert_eq!(states.consume(&format!("n{i}")), Ok(()));
+        }
+        states.used.run_pending_tasks();
+        // The newest is remembered: its replay is refused.
+        assert_eq!(
+            states.consume(&format!("n{}", cap + 9)),
+            Err(StateError::Replayed)
+        );
     }
 }

@@ -151,10 +151,15 @@ pub(crate) fn build(
         for tool in groupable() {
             groups.entry(key(tool)).or_default().push(tool);
         }
+        let mut taken = BTreeSet::new();
         let facades = groups
             .into_iter()
             .filter(|(_, tools)| tools.len() >= 2)
-            .map(|(group, tools)| generate(&group, what, &tools, registry))
+            .map(|(group, tools)| {
+                let facade = generate(&group, what, &tools, registry, &taken);
+                taken.insert(facade.name.clone());
+                facade
+            })
             .collect();
         Facades::from_list(facades)
     };
@@ -200,21 +205,49 @@ pub(crate) fn build(
     }
 }
 
-/// Most member names a generated facade's description lists: 4.
-const NAMED_MEMBERS: usize = 4;
-
-/// The facade generated for `group` (a category or a plugin) over `tools`.
-fn generate(group: &str, what: &str, tools: &[&Tool], registry: &Registry) -> Facade {
-    let mut name: String = group
+/// The name of the facade generated for `group`: the group lowercased with
+/// anything but ASCII letters and digits as `_`, then, while it breaks the
+/// name rule or `used` says it is taken (a served tool, another facade),
+/// with `_tools`, then `_tools_2`, `_tools_3`, ... appended (the group
+/// part cut so the whole stays within the name length).
+fn facade_name(group: &str, used: impl Fn(&str) -> bool) -> String {
+    let base: String = group
         .to_lowercase()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
-    if name.is_empty() || crate::names::check_name(&name).is_err() || registry.get(&name).is_some()
-    {
-        name = format!("{}_tools", name.trim_matches('_'));
+    let fits = |name: &str| crate::names::check_name(name).is_ok() && !used(name);
+    if fits(&base) {
+        return base;
     }
-    name.truncate(corral_names::MAX_NAME_LEN);
+    let stem = base.trim_matches('_');
+    (1..)
+        .map(|n| {
+            let suffix = if n == 1 {
+                "_tools".to_string()
+            } else {
+                format!("_tools_{n}")
+            };
+            let room = crate::names::MAX_NAME_LEN.saturating_sub(suffix.len());
+            let stem: String = stem.chars().take(room).collect();
+            format!("{stem}{suffix}")
+        })
+        .find(|name| fits(name))
+        .unwrap_or_default()
+}
+
+/// Most member names a generated facade's description lists: 4.
+const NAMED_MEMBERS: usize = 4;
+
+/// The facade generated for `group` (a category or a plugin) over `tools`.
+fn generate(
+    group: &str,
+    what: &str,
+    tools: &[&Tool],
+    registry: &Registry,
+    taken: &BTreeSet<String>,
+) -> Facade {
+    let name = facade_name(group, |n| registry.get(n).is_some() || taken.contains(n));
     let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
     let mut listed = names
         .iter()
@@ -376,4 +409,24 @@ fn read(path: &Path, registry: &Registry) -> Result<Vec<Facade>, String> {
         }
     }
     Ok(facades)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::facade_name;
+
+    #[test]
+    fn generated_names_never_take_a_used_name() {
+        let used = ["text", "text_tools", "statistics"];
+        let taken = |n: &str| used.contains(&n);
+        assert_eq!(facade_name("Notes", taken), "notes");
+        assert_eq!(facade_name("text", taken), "text_tools_2");
+        assert_eq!(facade_name("Statistics", taken), "statistics_tools");
+        assert_eq!(facade_name("my-notes", taken), "my_notes");
+        assert_eq!(facade_name("", taken), "_tools");
+        let long = "x".repeat(80);
+        let name = facade_name(&long, |n| n.len() > 64 || n.ends_with("_tools"));
+        assert_eq!(name.len(), 64);
+        assert!(name.ends_with("_tools_2"), "{name}");
+    }
 }

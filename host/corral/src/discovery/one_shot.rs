@@ -50,6 +50,15 @@ impl Default for LoopMemo {
 }
 
 impl LoopMemo {
+    /// Forgets that `tool` ran in the loop of `options`, for a call that
+    /// did not run after all (it waits for approval, given on a retry).
+    pub(crate) fn forget(&self, tool: &Tool, options: &CallOptions) {
+        if let Some(loop_id) = options.context.get(LOOP_ID_KEY) {
+            self.seen
+                .invalidate(&(loop_id.to_string(), tool.spec().name.clone()));
+        }
+    }
+
     /// The advice result when `tool` is one-shot and this call's loop has
     /// already called it; `None` to let the call run (and, for a one-shot
     /// tool in a loop, remember that it did).

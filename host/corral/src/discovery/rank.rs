@@ -267,7 +267,8 @@ impl Index {
                         let mut undoubled = base.chars();
                         undoubled.next_back();
                         let bases = [base.to_string(), undoubled.as_str().to_string()];
-                        for base in bases {
+                        // Short bases mislead (`newest` is not `new`).
+                        for base in bases.into_iter().filter(|b| b.chars().count() >= 4) {
                             if self
                                 .analyzer
                                 .token(&base)

@@ -125,6 +125,37 @@ pub(crate) async fn run<H: Caller + Clone + 'static>(
     if let Some(advice) = env.loops.check(&tool, options, started) {
         return Ok(advice);
     }
+    let result = run_checked(
+        env,
+        builtin_catalog,
+        host,
+        tool.clone(),
+        name,
+        arguments,
+        options,
+        started,
+    )
+    .await;
+    // A call that waits for approval has not used its loop's one shot: the
+    // retry with the answer runs it.
+    if matches!(result, Err(CallError::ApprovalPending { .. })) {
+        env.loops.forget(&tool, options);
+    }
+    result
+}
+
+/// Stages 3 to 6 of [`run`], after the one-shot check.
+#[allow(clippy::too_many_arguments)]
+async fn run_checked<H: Caller + Clone + 'static>(
+    env: &CallEnv,
+    builtin_catalog: Option<Arc<Catalog>>,
+    host: &H,
+    tool: Arc<crate::registry::Tool>,
+    name: &str,
+    arguments: validate::Arguments,
+    options: &CallOptions,
+    started: Instant,
+) -> Result<CallOutput, CallError> {
     let limits = match tool.limits() {
         Some(limits) => Some(with_override(name, limits, options.limits.as_ref())?),
         None => None,
