@@ -254,3 +254,53 @@ impl Reviewer for Shared {
         Box::pin(async move { Ok(decision) })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use corral::Gate;
+    use serde_json::json;
+
+    fn request(text: &str) -> ReviewRequest {
+        ReviewRequest {
+            gate: Gate::Requested,
+            tool: "ask".into(),
+            plugin: "hostile".into(),
+            plugin_sha256: "ab".repeat(32),
+            description: text.into(),
+            arguments: json!({}),
+            timeout: std::time::Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn one_answer_answers_one_question_once() {
+        let yes: ElicitResult =
+            serde_json::from_value(json!({"action": "accept", "content": {"decision": "allow"}}))
+                .expect("answer");
+        let asked = request("delete everything");
+        let round =
+            RoundReviewer::with(Vec::new(), Some((Question::of(&asked, 0), yes, json!({}))));
+        assert_eq!(round.decide(&asked), ApprovalDecision::Continue);
+        // The same question a second time in the run is a new question.
+        assert_eq!(round.decide(&asked), ApprovalDecision::Defer);
+        // So is one from another build of the tool, or another text.
+        let mut rebuilt = request("delete everything");
+        rebuilt.plugin_sha256 = "cd".repeat(32);
+        let fresh = RoundReviewer::first();
+        assert_eq!(fresh.decide(&rebuilt), ApprovalDecision::Defer);
+        // The decision made carries into the next round for that question.
+        let next = RoundReviewer::with(
+            vec![(
+                Question::of(&asked, 0),
+                round.made.lock().expect("lock").clone().expect("made").1,
+            )],
+            None,
+        );
+        assert_eq!(next.decide(&asked), ApprovalDecision::Continue);
+        assert_eq!(
+            next.decide(&request("something else")),
+            ApprovalDecision::Defer
+        );
+    }
+}
