@@ -145,17 +145,23 @@ async def operator_facades(s, label):
     assert await s.names() == first, f"{label}: folding did not restore the first list"
 
 
-async def generated(connect, root, label):
+async def generated(connect, root, label, http):
     for source, facade, members in (("category", "notes", 4), ("plugin", "text", 3)):
         plugins, key = plugin_dir(os.path.join(root, source), None)
-        async with connect(serve(plugins, key, source)) as client:
-            s = Session(client)
-            first = await s.names()
-            assert facade in first and "notes_list" not in first, f"{label} {source}: {first}"
-            listing = json.loads(text(await s.call(facade)))
-            assert len(listing["tools"]) == members, f"{label} {source}: {listing}"
-            names = await s.names()
-            assert all(t["name"] in names for t in listing["tools"]), f"{label} {source}: {names}"
+        args = serve(plugins, key, source)
+        server = HttpServer(args) if http else None
+        try:
+            async with connect(server.url if server else args) as client:
+                s = Session(client)
+                first = await s.names()
+                assert facade in first and "notes_list" not in first, f"{label} {source}: {first}"
+                listing = json.loads(text(await s.call(facade)))
+                assert len(listing["tools"]) == members, f"{label} {source}: {listing}"
+                names = await s.names()
+                assert all(t["name"] in names for t in listing["tools"]), f"{label} {source}: {names}"
+        finally:
+            if server:
+                server.stop()
 
 
 class HttpServer:
@@ -227,8 +233,7 @@ async def main():
                 finally:
                     if server:
                         server.stop()
-                if transport == "stdio":
-                    await generated(connect, base, label)
+                await generated(connect, base, label, http=transport != "stdio")
                 print(f"python mcp client disclosure over {label}: ok")
         await across_processes(root)
         print("python mcp client disclosure across server processes: ok")
