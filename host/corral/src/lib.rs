@@ -40,6 +40,7 @@ mod depgraph;
 mod discovery;
 mod engine;
 mod error;
+mod foreign;
 mod health;
 mod host;
 mod limits;
@@ -90,7 +91,8 @@ pub use loader::{Plugin, plugin_files};
 pub use manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
 pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
 pub use policy::{
-    DirGrant, EnvGrant, HostPattern, POLICY_VERSION, Policy, PolicyError, policy_path,
+    DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy, PolicyError,
+    policy_path,
 };
 pub use registry::Tool;
 pub use resilience::{

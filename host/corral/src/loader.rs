@@ -62,6 +62,8 @@ pub(crate) struct LoadLimits {
     pub call: Limits,
     /// The pool every call runs in.
     pub pool: crate::limits::PoolConfig,
+    /// Whether components of other worlds load in any-component mode.
+    pub any_component: bool,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -235,11 +237,46 @@ fn compile_one(
         ms = started.elapsed().as_secs_f64() * 1e3,
         "component ready"
     );
-    let instance_pre = linker
-        .instantiate_pre(&component)
-        .map_err(|e| LoadErrorReason::UnsatisfiedImports(format!("{e:#}")))?;
-    let pre = PluginPre::new(instance_pre)
-        .map_err(|e| LoadErrorReason::WrongWorld(format!("{:#}", e.root_cause())))?;
+    let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
+        let missing = crate::foreign::missing_imports(engine.wasmtime(), &component);
+        LoadErrorReason::UnsatisfiedImports(if missing.is_empty() {
+            format!("{e:#}")
+        } else {
+            format!(
+                "it imports interfaces corral does not provide: {} ({e:#})",
+                missing.join(", ")
+            )
+        })
+    })?;
+    let pre = match PluginPre::new(instance_pre.clone()) {
+        Ok(pre) => pre,
+        Err(err) if limits.any_component && policy.any_component => {
+            let foreign =
+                crate::foreign::Foreign::inspect(engine.wasmtime(), &component, &bytes, path)
+                    .map_err(LoadErrorReason::WrongWorld)?;
+            for skipped in &foreign.skipped {
+                tracing::info!(
+                    plugin = %path.display(),
+                    export = skipped.export,
+                    "not a tool: {}",
+                    skipped.reason
+                );
+            }
+            let _ = err;
+            PluginPre::Any(instance_pre, Arc::new(foreign))
+        }
+        Err(err) => {
+            let why = if limits.any_component {
+                "its policy forbids any-component mode (`any_component = false`)"
+            } else {
+                "the host does not serve components of other worlds"
+            };
+            return Err(LoadErrorReason::WrongWorld(format!(
+                "{}; it does not target corral:tool/plugin, and {why}",
+                err.root_cause()
+            )));
+        }
+    };
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

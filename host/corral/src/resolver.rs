@@ -315,6 +315,9 @@ fn resolve_plugin(
         if policy.require_approval.contains(&guest_name) {
             raw.metadata.requires_approval = true;
         }
+        if let Some(metadata) = policy.metadata.get(&guest_name) {
+            metadata.apply(&mut raw.metadata);
+        }
         // A dependency on a tool of the same plugin uses that tool's shown
         // name, so renames and prefixes keep the graph intact.
         let own: Vec<String> = raw

@@ -65,6 +65,7 @@ pub struct HostBuilder {
     layers: Vec<LayerFn>,
     resolver: Arc<dyn Resolver>,
     discovery: Discovery,
+    any_component: bool,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -96,6 +97,7 @@ impl Default for HostBuilder {
             layers: Vec::new(),
             resolver: Arc::new(SystemResolver),
             discovery: Discovery::default(),
+            any_component: true,
         }
     }
 }
@@ -306,6 +308,18 @@ impl HostBuilder {
         self
     }
 
+    /// Serves components of other worlds than `corral:tool/plugin` in
+    /// any-component mode: each exported function a tool, under the same
+    /// sandbox (see `corral::foreign` in `ARCHITECTURE.md`). A plugin's
+    /// policy can forbid it for that plugin (`any_component = false`).
+    /// Default: on; off, such a component fails to load as being of the
+    /// wrong world.
+    #[must_use]
+    pub fn any_component(mut self, on: bool) -> Self {
+        self.any_component = on;
+        self
+    }
+
     /// Groups the served tools behind facades for progressive disclosure
     /// (Embabel's `UnfoldingTool`): one per plugin, one per category, or
     /// the operator's `disclosure.toml`; see
@@ -350,6 +364,7 @@ impl HostBuilder {
             switches: self.switches,
             call: self.limits,
             pool: self.pool,
+            any_component: self.any_component,
             max: Limits {
                 fuel: max.fuel.max(self.limits.fuel),
                 timeout_ms: max.timeout_ms.max(self.limits.timeout_ms),

@@ -196,6 +196,50 @@ pub struct Policy {
     /// Retry, circuit breaker, rate limit, cache, health and audit settings
     /// (`[resilience]`, per plugin and per tool).
     pub resilience: crate::resilience::config::ResiliencePolicy,
+    /// Whether the plugin may be a component of another world, served in
+    /// any-component mode (`any_component`; default `true`, subject to the
+    /// host's [`HostBuilder::any_component`](crate::HostBuilder::any_component)).
+    pub any_component: bool,
+    /// Metadata that replaces what a tool declares, by the plugin's tool
+    /// name (`[metadata.<tool>]`).
+    pub metadata: BTreeMap<String, MetadataOverride>,
+}
+
+/// `[metadata.<tool>]` of a policy: each field set replaces the tool's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct MetadataOverride {
+    /// The tool's category.
+    pub category: Option<String>,
+    /// Its search keywords.
+    pub keywords: Option<Vec<String>>,
+    /// Calling twice with the same arguments does what calling once does.
+    pub idempotent: Option<bool>,
+    /// Several calls may run at once.
+    pub parallelizable: Option<bool>,
+    /// How long a call usually takes.
+    pub latency: Option<crate::spec::Latency>,
+}
+
+impl MetadataOverride {
+    /// Applies the fields set to `metadata`.
+    pub fn apply(&self, metadata: &mut crate::spec::ToolMetadata) {
+        if let Some(category) = &self.category {
+            metadata.category = category.clone();
+        }
+        if let Some(keywords) = &self.keywords {
+            metadata.keywords = keywords.clone();
+        }
+        if let Some(idempotent) = self.idempotent {
+            metadata.idempotent = idempotent;
+        }
+        if let Some(parallelizable) = self.parallelizable {
+            metadata.parallelizable = parallelizable;
+        }
+        if let Some(latency) = self.latency {
+            metadata.latency = latency;
+        }
+    }
 }
 
 impl Policy {
@@ -217,6 +261,8 @@ impl Policy {
             notes: BTreeMap::new(),
             descriptions: BTreeMap::new(),
             one_shot: BTreeMap::new(),
+            any_component: true,
+            metadata: BTreeMap::new(),
             resilience: Default::default(),
         }
     }
@@ -297,6 +343,8 @@ impl Policy {
             presentation::apply(p, &mut policy, &at)?;
         }
         sections::one_shot(raw.one_shot.unwrap_or_default(), &mut policy, &at)?;
+        policy.any_component = raw.any_component.unwrap_or(true);
+        sections::metadata(raw.metadata.unwrap_or_default(), &mut policy, &at)?;
         Ok(policy)
     }
 
@@ -330,6 +378,7 @@ impl Policy {
                     .map(|n| ("presentation.descriptions", n.as_str())),
             )
             .chain(self.one_shot.keys().map(|n| ("one_shot", n.as_str())))
+            .chain(self.metadata.keys().map(|n| ("metadata", n.as_str())))
             .chain(
                 self.resilience
                     .tools

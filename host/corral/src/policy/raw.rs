@@ -22,6 +22,20 @@ pub(super) struct RawPolicy {
     pub(super) presentation: Option<RawPresentation>,
     pub(super) resilience: Option<Spanned<RawResilience>>,
     pub(super) one_shot: Option<BTreeMap<String, Spanned<String>>>,
+    pub(super) any_component: Option<bool>,
+    pub(super) metadata: Option<BTreeMap<String, RawMetadata>>,
+}
+
+/// `[metadata.<tool>]`: what a tool's own spec does not say (components
+/// outside corral's world declare none of it).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMetadata {
+    pub(super) category: Option<Spanned<String>>,
+    pub(super) keywords: Option<Vec<Spanned<String>>>,
+    pub(super) idempotent: Option<bool>,
+    pub(super) parallelizable: Option<bool>,
+    pub(super) latency: Option<crate::spec::Latency>,
 }
 
 #[derive(Debug, Deserialize)]

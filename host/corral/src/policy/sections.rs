@@ -256,3 +256,43 @@ pub(super) fn one_shot(
     }
     Ok(())
 }
+
+/// `[metadata.<tool>]`: texts checked like a spec's own.
+pub(super) fn metadata(
+    raw: BTreeMap<String, super::raw::RawMetadata>,
+    policy: &mut Policy,
+    at: At<'_>,
+) -> Result<(), PolicyError> {
+    for (tool, m) in raw {
+        let text = |field: &str, value: &Spanned<String>| {
+            crate::text::check(&format!("[metadata.{tool}] {field}"), value.get_ref())
+                .map_err(|msg| at(value.span(), msg))
+                .map(|()| value.get_ref().clone())
+        };
+        let category = m
+            .category
+            .as_ref()
+            .map(|c| text("category", c))
+            .transpose()?;
+        let keywords = m
+            .keywords
+            .as_ref()
+            .map(|list| {
+                list.iter()
+                    .map(|k| text("keyword", k))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        policy.metadata.insert(
+            tool,
+            super::MetadataOverride {
+                category,
+                keywords,
+                idempotent: m.idempotent,
+                parallelizable: m.parallelizable,
+                latency: m.latency,
+            },
+        );
+    }
+    Ok(())
+}

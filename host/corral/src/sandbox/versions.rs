@@ -40,6 +40,11 @@ pub(crate) struct ErrorInfo {
 pub(crate) enum PluginPre {
     V1(v1::PluginPre<SandboxState>),
     V2(v2::PluginPre<SandboxState>),
+    /// A component of another world, served in any-component mode.
+    Any(
+        InstancePre<SandboxState>,
+        std::sync::Arc<crate::foreign::Foreign>,
+    ),
 }
 
 impl PluginPre {
@@ -59,6 +64,15 @@ impl PluginPre {
         match self {
             Self::V1(_) => "0.1.0",
             Self::V2(_) => "0.2.0",
+            Self::Any(..) => "any",
+        }
+    }
+
+    /// What a component outside corral's world offers, when it is one.
+    pub(crate) fn foreign(&self) -> Option<&crate::foreign::Foreign> {
+        match self {
+            Self::Any(_, foreign) => Some(foreign),
+            _ => None,
         }
     }
 
@@ -78,6 +92,8 @@ impl PluginPre {
                 let specs = plugin.corral_tool_tool().call_describe(&mut *store).await?;
                 specs.into_iter().map(spec_v2).collect()
             }
+            // Found from its types at load: no guest code runs.
+            Self::Any(_, foreign) => foreign.specs(),
         })
     }
 
@@ -118,6 +134,7 @@ impl PluginPre {
                         }
                     })
             }
+            Self::Any(pre, foreign) => return foreign.call(pre, store, name, arguments).await,
         })
     }
 }

@@ -1,0 +1,241 @@
+//! WIT types to JSON Schema (draft 2020-12), with their doc comments: the
+//! shapes a foreign component's arguments and results take in JSON. The
+//! values themselves are converted by `value.rs`, which follows the same
+//! rules:
+//!
+//! | WIT | JSON |
+//! |---|---|
+//! | `bool` | `true` / `false` |
+//! | `s8` … `u32` | an integer within the type's range |
+//! | `s64`, `u64` | an integer within the range, or its decimal digits as a string (JSON numbers lose precision past 2^53 in many clients); results beyond ±2^53 come back as strings |
+//! | `f32`, `f64` | a number; NaN and the infinities as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` |
+//! | `char` | a string of one character |
+//! | `string` | a string |
+//! | `list<u8>` | a base64 string (`contentEncoding: base64`) |
+//! | `list<T>` | an array |
+//! | `option<T>` | the value, or `null`; an `option` of something that can itself be `null` (`option<option<T>>`) is tagged: `null` or `{"some": value}` |
+//! | `result<T, E>` | `{"ok": value}` or `{"err": value}` (as a result of the call: the value of `ok`, and `err` fails the call) |
+//! | `tuple<…>` | an array of exactly its items (`prefixItems`) |
+//! | `record` | an object; every field required except `option` fields (missing is `none`) |
+//! | `variant` | `{"tag": "case"}`, or `{"tag": "case", "value": value}` for a case with a payload |
+//! | `enum` | the case's name |
+//! | `flags` | an array of the names that are set, each at most once |
+//!
+//! Names (parameters, fields, cases) are the WIT's, in kebab-case.
+//! Resources, futures, streams, maps and fixed-length lists have no JSON
+//! form: a function using one is not offered ([`unsupported`]).
+
+use serde_json::{Map, Value, json};
+use wit_parser::{Function, Handle, Resolve, Type, TypeDefKind, TypeId};
+
+use super::docs::{self, Docs};
+
+/// Builds schemas for the types of one component.
+pub(crate) struct Schemas<'a> {
+    pub resolve: &'a Resolve,
+    pub docs: &'a Docs,
+}
+
+/// Why a type has no JSON form, or `None` when it has one.
+pub(crate) fn unsupported(resolve: &Resolve, ty: &Type) -> Option<&'static str> {
+    let Type::Id(id) = ty else {
+        return matches!(ty, Type::ErrorContext).then_some("an error-context");
+    };
+    let inner = |t: &Type| unsupported(resolve, t);
+    match &resolve.types[*id].kind {
+        TypeDefKind::Resource | TypeDefKind::Handle(_) => Some("a resource"),
+        TypeDefKind::Future(_) => Some("a future"),
+        TypeDefKind::Stream(_) => Some("a stream"),
+        TypeDefKind::Map(..) => Some("a map"),
+        TypeDefKind::FixedLengthList(..) => Some("a fixed-length list"),
+        TypeDefKind::Unknown => Some("a type of unknown structure"),
+        TypeDefKind::Record(r) => r.fields.iter().find_map(|f| inner(&f.ty)),
+        TypeDefKind::Tuple(t) => t.types.iter().find_map(inner),
+        TypeDefKind::Variant(v) => v.cases.iter().find_map(|c| c.ty.as_ref().and_then(inner)),
+        TypeDefKind::Option(t) | TypeDefKind::List(t) | TypeDefKind::Type(t) => inner(t),
+        TypeDefKind::Result(r) => {
+            r.ok.as_ref()
+                .and_then(inner)
+                .or_else(|| r.err.as_ref().and_then(inner))
+        }
+        TypeDefKind::Flags(_) | TypeDefKind::Enum(_) => None,
+    }
+}
+
+/// Whether JSON `null` is one of the values of `ty` (so an `option` of it
+/// needs the tagged form).
+pub(crate) fn nullable(resolve: &Resolve, ty: &Type) -> bool {
+    match ty {
+        Type::Id(id) => match &resolve.types[*id].kind {
+            TypeDefKind::Option(_) => true,
+            TypeDefKind::Type(t) => nullable(resolve, t),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether `ty` is an `option` (through aliases).
+pub(crate) fn is_option(resolve: &Resolve, ty: &Type) -> bool {
+    nullable(resolve, ty)
+}
+
+fn with_description(mut schema: Value, description: Option<&str>) -> Value {
+    if let (Some(text), Value::Object(map)) = (description, &mut schema) {
+        map.insert("description".into(), Value::String(text.to_string()));
+    }
+    schema
+}
+
+impl Schemas<'_> {
+    /// The schema of a function's parameters: an object of them by name,
+    /// every parameter required except `option` ones.
+    pub fn params(&self, function: &Function) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for param in &function.params {
+            properties.insert(param.name.clone(), self.schema(&param.ty));
+            if !is_option(self.resolve, &param.ty) {
+                required.push(Value::String(param.name.clone()));
+            }
+        }
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        })
+    }
+
+    /// The schema of a value of `ty`.
+    pub fn schema(&self, ty: &Type) -> Value {
+        let range = |min: i64, max: u64| json!({"type": "integer", "minimum": min, "maximum": max});
+        match ty {
+            Type::Bool => json!({"type": "boolean"}),
+            Type::U8 => range(0, u8::MAX.into()),
+            Type::U16 => range(0, u16::MAX.into()),
+            Type::U32 => range(0, u32::MAX.into()),
+            Type::S8 => range(i8::MIN.into(), i8::MAX as u64),
+            Type::S16 => range(i16::MIN.into(), i16::MAX as u64),
+            Type::S32 => range(i32::MIN.into(), i32::MAX as u64),
+            Type::U64 => json!({"type": ["integer", "string"], "minimum": 0, "maximum": u64::MAX,
+                "pattern": "^[0-9]+$"}),
+            Type::S64 => json!({"type": ["integer", "string"], "minimum": i64::MIN,
+                "maximum": i64::MAX, "pattern": "^-?[0-9]+$"}),
+            Type::F32 | Type::F64 => json!({"anyOf": [{"type": "number"},
+                {"enum": ["NaN", "Infinity", "-Infinity"]}]}),
+            Type::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
+            Type::String => json!({"type": "string"}),
+            Type::ErrorContext => json!({}),
+            Type::Id(id) => self.named(*id),
+        }
+    }
+
+    /// The schema of a type definition, with its own doc comment.
+    fn named(&self, id: TypeId) -> Value {
+        let ty = &self.resolve.types[id];
+        let owner = docs::owner_of(self.resolve, ty.owner);
+        let name = ty.name.clone().unwrap_or_default();
+        let doc = |path: &[&str]| self.docs.get(&docs::key(&owner, path));
+        let own = ty.name.as_deref().and_then(|n| doc(&[n]));
+        let schema = match &ty.kind {
+            TypeDefKind::Record(record) => {
+                let mut properties = Map::new();
+                let mut required = Vec::new();
+                for field in &record.fields {
+                    let described =
+                        with_description(self.schema(&field.ty), doc(&[&name, &field.name]));
+                    properties.insert(field.name.clone(), described);
+                    if !is_option(self.resolve, &field.ty) {
+                        required.push(Value::String(field.name.clone()));
+                    }
+                }
+                json!({"type": "object", "properties": properties, "required": required,
+                    "additionalProperties": false})
+            }
+            TypeDefKind::Variant(variant) => {
+                let cases: Vec<Value> = variant
+                    .cases
+                    .iter()
+                    .map(|case| {
+                        let mut properties = Map::new();
+                        properties.insert("tag".into(), json!({"const": case.name}));
+                        let mut required = vec![json!("tag")];
+                        if let Some(payload) = &case.ty {
+                            properties.insert("value".into(), self.schema(payload));
+                            required.push(json!("value"));
+                        }
+                        with_description(
+                            json!({"type": "object", "properties": properties,
+                                "required": required, "additionalProperties": false}),
+                            doc(&[&name, &case.name]),
+                        )
+                    })
+                    .collect();
+                json!({"oneOf": cases})
+            }
+            TypeDefKind::Enum(e) => {
+                let cases: Vec<Value> = e
+                    .cases
+                    .iter()
+                    .map(|case| {
+                        with_description(json!({"const": case.name}), doc(&[&name, &case.name]))
+                    })
+                    .collect();
+                json!({"type": "string", "oneOf": cases})
+            }
+            TypeDefKind::Flags(flags) => {
+                let names: Vec<&str> = flags.flags.iter().map(|f| f.name.as_str()).collect();
+                let mut schema =
+                    json!({"type": "array", "items": {"enum": names}, "uniqueItems": true});
+                let described: Vec<String> = flags
+                    .flags
+                    .iter()
+                    .filter_map(|f| doc(&[&name, &f.name]).map(|d| format!("`{}`: {d}", f.name)))
+                    .collect();
+                if !described.is_empty() {
+                    schema["items"]["description"] = json!(described.join("; "));
+                }
+                schema
+            }
+            TypeDefKind::Tuple(tuple) => {
+                let items: Vec<Value> = tuple.types.iter().map(|t| self.schema(t)).collect();
+                let n = items.len();
+                json!({"type": "array", "prefixItems": items, "items": false,
+                    "minItems": n, "maxItems": n})
+            }
+            TypeDefKind::Option(inner) => {
+                if nullable(self.resolve, inner) {
+                    json!({"anyOf": [{"type": "null"}, {"type": "object",
+                        "properties": {"some": self.schema(inner)}, "required": ["some"],
+                        "additionalProperties": false}]})
+                } else {
+                    json!({"anyOf": [self.schema(inner), {"type": "null"}]})
+                }
+            }
+            TypeDefKind::Result(result) => {
+                let arm = |tag: &str, ty: &Option<Type>| {
+                    let value = ty
+                        .as_ref()
+                        .map_or(json!({"type": "null"}), |t| self.schema(t));
+                    json!({"type": "object", "properties": {tag: value}, "required": [tag],
+                        "additionalProperties": false})
+                };
+                json!({"oneOf": [arm("ok", &result.ok), arm("err", &result.err)]})
+            }
+            TypeDefKind::List(Type::U8) => {
+                json!({"type": "string", "contentEncoding": "base64"})
+            }
+            TypeDefKind::List(inner) => json!({"type": "array", "items": self.schema(inner)}),
+            TypeDefKind::Type(inner) => self.schema(inner),
+            TypeDefKind::Resource
+            | TypeDefKind::Handle(Handle::Own(_) | Handle::Borrow(_))
+            | TypeDefKind::Future(_)
+            | TypeDefKind::Stream(_)
+            | TypeDefKind::Map(..)
+            | TypeDefKind::FixedLengthList(..)
+            | TypeDefKind::Unknown => json!({}),
+        };
+        with_description(schema, own)
+    }
+}
