@@ -84,6 +84,8 @@ pub use discovery::{
 };
 pub use engine::{EPOCH_TICK, Engine};
 pub use error::{CallError, HostError, LoadError, LoadErrorReason};
+pub use foreign::report::{InspectedTool, Inspection};
+pub use foreign::{Import as ComponentImport, Skipped as SkippedExport};
 pub use health::{HealthReport, HealthStatus, ToolHealth};
 pub use host::{Host, HostBuilder};
 pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective as effective_limits};

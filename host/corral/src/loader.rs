@@ -262,7 +262,22 @@ fn compile_one(
                     skipped.reason
                 );
             }
-            let _ = err;
+            if foreign.exports.is_empty() {
+                let skipped: Vec<String> = foreign
+                    .skipped
+                    .iter()
+                    .map(|s| format!("`{}`: {}", s.export, s.reason))
+                    .collect();
+                return Err(LoadErrorReason::WrongWorld(format!(
+                    "{}; and served in any-component mode it offers no tool ({})",
+                    err.root_cause(),
+                    if skipped.is_empty() {
+                        "it exports no function".to_string()
+                    } else {
+                        skipped.join("; ")
+                    }
+                )));
+            }
             PluginPre::Any(instance_pre, Arc::new(foreign))
         }
         Err(err) => {

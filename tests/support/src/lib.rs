@@ -63,6 +63,9 @@ pub const CYCLE: &str = "fixture_cycle.wasm";
 /// Fixture: 200 realistic tools in 15 categories (`tests/fixtures/catalog/tools.json`);
 /// its policy must raise `[describe] max_tools`.
 pub const CATALOG: &str = "fixture_catalog.wasm";
+/// Fixture outside corral's world: functions over every WIT type
+/// (`tests/fixtures/any_types/wit/types.wit`, its doc comments).
+pub const ANY_TYPES: &str = "fixture_any_types.wasm";
 /// Sample plugin `text`.
 pub const TEXT: &str = "text.wasm";
 /// Sample plugin `math`.

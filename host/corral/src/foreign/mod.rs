@@ -29,6 +29,7 @@
 //! as JSON for its message (guest text: capped and escaped like any other).
 
 pub(crate) mod docs;
+pub(crate) mod report;
 mod schema;
 mod value;
 

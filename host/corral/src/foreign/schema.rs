@@ -19,7 +19,7 @@
 //! | `record` | an object; every field required except `option` fields (missing is `none`) |
 //! | `variant` | `{"tag": "case"}`, or `{"tag": "case", "value": value}` for a case with a payload |
 //! | `enum` | the case's name |
-//! | `flags` | an array of the names that are set, each at most once |
+//! | `flags` | an array of the names that are set, each at most once (results list them in declaration order) |
 //!
 //! Names (parameters, fields, cases) are the WIT's, in kebab-case.
 //! Resources, futures, streams, maps and fixed-length lists have no JSON

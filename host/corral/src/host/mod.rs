@@ -205,6 +205,24 @@ impl Host {
         self.inner.plugin_dir.as_deref()
     }
 
+    /// What the component file at `path` is and offers, without running any
+    /// of its code: its world, its imports and whether corral provides
+    /// them, and for a component of another world the tools it would expose
+    /// and the exports that are not tools ([`Inspection`](crate::Inspection)).
+    /// Compiles it with this host's engine and cache; serves nothing.
+    ///
+    /// # Errors
+    /// A [`LoadError`](crate::LoadError) when it is not a component, does not
+    /// compile, or its WIT cannot be decoded.
+    pub fn inspect(&self, path: &std::path::Path) -> Result<crate::Inspection, crate::LoadError> {
+        crate::foreign::report::inspect(
+            &self.inner.engine,
+            &self.inner.linker,
+            &self.inner.cache,
+            path,
+        )
+    }
+
     /// The default limits of every call (before each plugin's policy).
     pub fn limits(&self) -> &Limits {
         &self.inner.env.limits

@@ -68,14 +68,6 @@ impl PluginPre {
         }
     }
 
-    /// What a component outside corral's world offers, when it is one.
-    pub(crate) fn foreign(&self) -> Option<&crate::foreign::Foreign> {
-        match self {
-            Self::Any(_, foreign) => Some(foreign),
-            _ => None,
-        }
-    }
-
     /// Instantiates and runs `describe`.
     pub(crate) async fn describe(
         &self,
