@@ -88,6 +88,17 @@ if ! $only_rust; then
       --wit wit/v0.1.0 -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log"
   }
 
+  # js_component NAME SOURCE WIT_DIR WORLD OUT: a component of its own
+  # world (any-component mode), the way `jco componentize` users build one:
+  # componentize-js over one module, no WASI it does not need.
+  js_component() {
+    local name=$1 src=$2 wit=$3 world=$4 out=$5
+    if ! stale "$out" "$src" "$wit" scripts/toolchains; then return; fi
+    echo "==> building JavaScript component $name (world $world)"
+    "$TOOLS/js/node_modules/.bin/componentize-js" "$src" --wit "$wit" -n "$world" \
+      -d stdio -d random -d clocks -d http -d fetch-event -o "$out" > "$BUILD/$name.log"
+  }
+
   # c_guest NAME OUT SOURCES...: wit-bindgen C bindings, zig's clang for
   # wasm32-wasi (a reactor: no main), then jco wraps the core module and
   # the WASI preview-1 adapter into a component.
@@ -119,6 +130,8 @@ if ! $only_rust; then
   python_guest py_probe tests/fixtures/py_probe "$OUT/py_probe.wasm"
   js_guest js_probe tests/fixtures/js_probe "$OUT/js_probe.wasm"
   c_guest c_probe "$OUT/c_probe.wasm" tests/fixtures/c_probe/probe.c sample-tools/fuzzy/json.c
+  js_component any_js tests/fixtures/any_js/index.js tests/fixtures/any_types/wit types \
+    "$OUT/any_js.wasm"
   for name in tables versions fuzzy; do
     cp "$OUT/$name.wasm" "plugins/$name.wasm"
   done

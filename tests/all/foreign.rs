@@ -5,18 +5,26 @@
 //! descriptions; what is not a tool is skipped and said; a policy sets
 //! metadata or forbids the mode; the host can turn it off.
 
+mod builds;
+mod hostile;
+
 use std::path::Path;
 
 use corral::{CallError, CallOptions, Host, LoadErrorReason};
 use serde_json::{Value, json};
 
-use crate::support::{ANY_TYPES, COMMAND, cache, guest, plugin_dir, pool, repository_root};
+use crate::support::{ANY_JS, ANY_TYPES, COMMAND, cache, guest, plugin_dir, pool, repository_root};
 
 /// A plugin directory holding the `any_types` fixture as `types.wasm`, with
 /// its WIT beside it unless `docs` is false, and `policy` when given.
 fn types_dir(docs: bool, policy: Option<&str>) -> tempfile::TempDir {
+    types_dir_of(ANY_TYPES, docs, policy)
+}
+
+/// [`types_dir`] with `component`, a build of `any_types`'s WIT.
+fn types_dir_of(component: &str, docs: bool, policy: Option<&str>) -> tempfile::TempDir {
     let dir = plugin_dir(&[]);
-    std::fs::copy(guest(ANY_TYPES), dir.path().join("types.wasm")).expect("copy");
+    std::fs::copy(guest(component), dir.path().join("types.wasm")).expect("copy");
     if docs {
         std::fs::copy(
             repository_root().join("tests/fixtures/any_types/wit/types.wit"),
@@ -30,7 +38,7 @@ fn types_dir(docs: bool, policy: Option<&str>) -> tempfile::TempDir {
     dir
 }
 
-async fn host(dir: &Path) -> Host {
+pub(super) async fn host(dir: &Path) -> Host {
     Host::builder()
         .plugin_dir(dir)
         .pool(pool())
@@ -40,7 +48,7 @@ async fn host(dir: &Path) -> Host {
         .expect("host")
 }
 
-async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
+pub(super) async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
     host.call_value(tool, arguments, &CallOptions::default())
         .await
         .map(|out| out.json.unwrap_or(Value::Null))
@@ -62,9 +70,30 @@ fn same(a: &Value, b: &Value) -> bool {
 
 #[tokio::test]
 async fn every_wit_type_round_trips() {
-    let dir = types_dir(true, None);
+    round_trips(ANY_TYPES).await;
+}
+
+/// The same WIT built with componentize-js (`jco componentize`) answers
+/// exactly as the Rust build does.
+#[tokio::test]
+async fn every_wit_type_round_trips_through_a_javascript_build() {
+    round_trips(ANY_JS).await;
+}
+
+/// Every type of `any_types`'s WIT round-trips through `component`, which
+/// keeps its docs from the WIT beside it.
+async fn round_trips(component: &str) {
+    let dir = types_dir_of(component, true, None);
     let host = host(dir.path()).await;
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    assert_eq!(
+        host.tool("kinds_divide")
+            .expect("divide")
+            .spec()
+            .description,
+        "Divides a by b; fails with a message when b is zero.\n\n- `a`: the dividend\n\
+         - `b`: the divisor, not zero"
+    );
 
     let primitives = json!({"flag": true, "tiny": -128, "byte": 255, "short": -32768,
         "ushort": 65535, "int": -2147483648_i64, "uint": 4294967295_u64,

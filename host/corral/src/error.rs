@@ -319,6 +319,15 @@ pub enum LoadErrorReason {
          plugin's static data, or raise the pool's memory slot (PoolConfig::max_memory_bytes)"
     )]
     MemoryTooLarge(String),
+    /// The component uses the component model's async ABI (`async func`,
+    /// streams, futures: the WASI 0.3 generation), which this engine does
+    /// not enable yet.
+    #[error(
+        "uses the component model's async ABI, the WASI 0.3 generation ({0}), which corral \
+         does not run yet; build it for WASI 0.2 with synchronous exports (no `async func` \
+         in its WIT; componentize-qjs: `--sync`)"
+    )]
+    AsyncAbi(String),
     /// The bytes do not decode or validate as a component.
     #[error("is not a valid component ({0}); the file may be truncated or corrupt, rebuild it")]
     InvalidComponent(String),

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
-use wasmtime::component::Linker;
+use wasmtime::component::{Component, Linker};
 
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::caps::DescribeCaps;
@@ -150,6 +150,38 @@ pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, HostError> {
 const WASM_MAGIC: &[u8; 4] = b"\0asm";
 const CORE_VERSION: [u8; 4] = [1, 0, 0, 0];
 
+/// Compiles the component `bytes` (whose sha256 is `sha256`), or loads it
+/// from `cache`: the one place a file becomes a [`Component`] (loading and
+/// [`Host::inspect`](crate::Host::inspect)).
+///
+/// # Errors
+/// [`LoadErrorReason::NotWasm`], [`LoadErrorReason::CoreModule`],
+/// [`LoadErrorReason::MemoryTooLarge`], [`LoadErrorReason::AsyncAbi`] or
+/// [`LoadErrorReason::InvalidComponent`].
+pub(crate) fn compile(
+    engine: &Engine,
+    cache: &ComponentCache,
+    bytes: &[u8],
+    sha256: &str,
+) -> Result<(Component, CacheOutcome), LoadErrorReason> {
+    if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
+        return Err(LoadErrorReason::NotWasm);
+    }
+    if bytes[4..8] == CORE_VERSION {
+        return Err(LoadErrorReason::CoreModule);
+    }
+    cache.load_or_compile(engine, bytes, sha256).map_err(|e| {
+        let cause = format!("{:#}", e.root_cause());
+        if cause.contains("minimum byte size") {
+            LoadErrorReason::MemoryTooLarge(cause)
+        } else if cause.contains("component model async") {
+            LoadErrorReason::AsyncAbi(cause)
+        } else {
+            LoadErrorReason::InvalidComponent(cause)
+        }
+    })
+}
+
 /// Reads the policy, reads and checks the bytes, and compiles and links one
 /// file, unless `previous` holds the same bytes under the same policy. Runs on
 /// a blocking thread.
@@ -214,23 +246,8 @@ fn compile_one(
             policy_file.display()
         )));
     }
-    if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
-        return Err(LoadErrorReason::NotWasm);
-    }
-    if bytes[4..8] == CORE_VERSION {
-        return Err(LoadErrorReason::CoreModule);
-    }
     let started = Instant::now();
-    let (component, outcome) = cache
-        .load_or_compile(engine, &bytes, &sha256)
-        .map_err(|e| {
-            let cause = format!("{:#}", e.root_cause());
-            if cause.contains("minimum byte size") {
-                LoadErrorReason::MemoryTooLarge(cause)
-            } else {
-                LoadErrorReason::InvalidComponent(cause)
-            }
-        })?;
+    let (component, outcome) = compile(engine, cache, &bytes, &sha256)?;
     tracing::debug!(
         plugin = %path.display(),
         cached = outcome == CacheOutcome::Hit,
@@ -242,8 +259,13 @@ fn compile_one(
         LoadErrorReason::UnsatisfiedImports(if missing.is_empty() {
             format!("{e:#}")
         } else {
+            let next = if missing.iter().any(|m| m.contains("@0.3")) {
+                "; WASI 0.3 interfaces are not served yet, build it for WASI 0.2"
+            } else {
+                ""
+            };
             format!(
-                "it imports interfaces corral does not provide: {} ({e:#})",
+                "it imports interfaces corral does not provide: {}{next} ({e:#})",
                 missing.join(", ")
             )
         })

@@ -270,6 +270,26 @@ pub(crate) fn add_pipelines(
     errors
 }
 
+/// How a policy fixes the name `name`, too long once shown: a
+/// `[presentation]` `rename` to a name of at most `room` characters (what
+/// the policy's prefix leaves), without rebuilding the plugin. The suggested
+/// name is the longest start of `name` that fits.
+fn rename_hint(name: &str, room: usize) -> String {
+    let mut shorter: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .take(room)
+        .collect();
+    while shorter.ends_with('_') {
+        shorter.pop();
+    }
+    format!(
+        "a policy renames it without rebuilding: `[presentation]` \
+         `rename = {{ \"{}\" = \"{shorter}\" }}` (at most {room} characters)",
+        crate::text::escape(name)
+    )
+}
+
 /// A plugin's checked specs, each with the name the guest uses for it and
 /// its effective resilience.
 type Accepted = Vec<(Checked, String, ToolResilience)>;
@@ -333,7 +353,22 @@ fn resolve_plugin(
             })
             .collect();
         raw.metadata.depends_on = own;
-        let checked = check_spec(raw, plugin.describe_caps())?;
+        // A name over the limit (derived from a foreign component's WIT, or
+        // lengthened by a prefix) gets the rename that fixes it.
+        let fixable = check_name(&raw.name).is_err()
+            && raw.name.len() > crate::names::MAX_NAME_LEN
+            && !policy.rename.contains_key(&guest_name);
+        let room = crate::names::MAX_NAME_LEN
+            .saturating_sub(policy.prefix.as_ref().map_or(0, String::len));
+        let checked = check_spec(raw, plugin.describe_caps()).map_err(|reason| match reason {
+            LoadErrorReason::InvalidSpec { tool, problem } if fixable => {
+                LoadErrorReason::InvalidSpec {
+                    problem: format!("{problem}; {}", rename_hint(&guest_name, room)),
+                    tool,
+                }
+            }
+            other => other,
+        })?;
         let resilience = crate::resilience::config::effective(
             &checked.spec.metadata,
             &policy.resilience,

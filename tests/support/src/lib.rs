@@ -66,6 +66,21 @@ pub const CATALOG: &str = "fixture_catalog.wasm";
 /// Fixture outside corral's world: functions over every WIT type
 /// (`tests/fixtures/any_types/wit/types.wit`, its doc comments).
 pub const ANY_TYPES: &str = "fixture_any_types.wasm";
+/// Fixture outside corral's world whose exported functions misbehave (spin,
+/// sleep, allocate, recurse, trap, pry, flood).
+pub const ANY_HOSTILE: &str = "fixture_any_hostile.wasm";
+/// Fixture outside corral's world that exports an `async func` (the
+/// component model's async ABI).
+pub const ANY_ASYNC: &str = "fixture_any_async.wasm";
+/// `any_types`'s WIT built with componentize-js (`jco componentize`):
+/// `tests/fixtures/any_js/index.js`.
+pub const ANY_JS: &str = "lang/any_js.wasm";
+/// Fixture outside corral's world in the `cargo component` layout: a
+/// filesystem helper (`list-dir`, `read-file`).
+pub const ANY_FILES: &str = "fixture_any_files.wasm";
+/// Fixture outside corral's world that fetches URLs with the Spin SDK's
+/// outbound HTTP client (`web.fetch`).
+pub const ANY_SPIN: &str = "fixture_any_spin.wasm";
 /// Sample plugin `text`.
 pub const TEXT: &str = "text.wasm";
 /// Sample plugin `math`.

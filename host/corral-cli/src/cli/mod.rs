@@ -26,6 +26,7 @@ macro_rules! out {
 mod call;
 mod describe;
 mod gates;
+mod inspect;
 mod list;
 mod plan;
 mod policy;
@@ -114,6 +115,15 @@ impl GlobalArgs {
             ))
     }
 
+    /// The precompiled-component cache these options ask for.
+    pub fn cache(&self) -> ComponentCache {
+        match (&self.cache_dir, self.no_cache) {
+            (_, true) => ComponentCache::disabled(),
+            (Some(dir), false) => ComponentCache::in_dir(dir),
+            (None, false) => ComponentCache::user_default(),
+        }
+    }
+
     /// Builds the host from these options.
     pub async fn host(&self) -> anyhow::Result<Host> {
         self.host_with(Ok).await
@@ -125,15 +135,10 @@ impl GlobalArgs {
         configure: impl FnOnce(HostBuilder) -> anyhow::Result<HostBuilder>,
     ) -> anyhow::Result<Host> {
         let dir = self.plugins.clone().unwrap_or_else(bundled_plugin_dir);
-        let cache = match (&self.cache_dir, self.no_cache) {
-            (_, true) => ComponentCache::disabled(),
-            (Some(dir), false) => ComponentCache::in_dir(dir),
-            (None, false) => ComponentCache::user_default(),
-        };
         let mut builder = Host::builder()
             .plugin_dir(&dir)
             .limits(self.limits()?)
-            .cache(cache)
+            .cache(self.cache())
             .tool_search(self.tool_search)
             .groups(self.groups.iter().cloned());
         if let Some(pattern) = &self.exclude_tools {
@@ -171,6 +176,9 @@ enum Command {
     Graph(report::GraphCmd),
     /// Write the tool manifest (JSON)
     Manifest(report::ManifestCmd),
+    /// Show what a component file is and offers, without running it: world,
+    /// imports, tools
+    Inspect(inspect::InspectCmd),
 }
 
 /// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
@@ -224,6 +232,7 @@ pub fn main() -> ExitCode {
             Command::Health(cmd) => cmd.run(&cli.global).await,
             Command::Graph(cmd) => cmd.run(&cli.global).await,
             Command::Manifest(cmd) => cmd.run(&cli.global).await,
+            Command::Inspect(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {

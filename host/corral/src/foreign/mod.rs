@@ -64,6 +64,9 @@ pub struct Import {
     pub name: String,
     /// Whether corral's linker provides it (WASI 0.2 and `wasi:http`).
     pub provided: bool,
+    /// What a call gets from it when no policy grants more (deny by
+    /// default), or why it is missing.
+    pub access: &'static str,
 }
 
 /// One exported function offered as a tool.
@@ -87,20 +90,66 @@ pub(crate) struct Foreign {
     pub skipped: Vec<Skipped>,
 }
 
-/// Import name prefixes corral's linker provides: WASI 0.2 and `wasi:http`.
-const PROVIDED: &[&str] = &[
-    "wasi:cli/",
-    "wasi:io/",
-    "wasi:clocks/",
-    "wasi:random/",
-    "wasi:filesystem/",
-    "wasi:sockets/",
-    "wasi:http/",
+/// Import name prefixes corral's linker provides (WASI 0.2 and `wasi:http`),
+/// each with what a call gets from it unless its policy grants more (the
+/// grants are `policy::Grants`; SECURITY.md has the table).
+const PROVIDED: &[(&str, &str)] = &[
+    (
+        "wasi:cli/environment",
+        "no variable and no argument unless a policy's [env] grants variables",
+    ),
+    (
+        "wasi:cli/",
+        "stdin closed; stdout and stderr captured, never a terminal",
+    ),
+    (
+        "wasi:io/",
+        "streams and polling of what the other imports give",
+    ),
+    ("wasi:clocks/", "the host's clocks"),
+    ("wasi:random/", "the host's random numbers"),
+    (
+        "wasi:filesystem/",
+        "no directory unless a policy's [[filesystem]] grants one",
+    ),
+    ("wasi:sockets/", "no socket: every address is refused"),
+    (
+        "wasi:http/",
+        "no request unless a policy's [http] allow lists its origin",
+    ),
+    (
+        "corral:tool/host",
+        "corral's host interface: log lines, progress, approval",
+    ),
 ];
+
+/// What corral does with the import `name`: [`Import::access`] when it
+/// provides it.
+fn access(name: &str) -> Option<&'static str> {
+    if name.contains("@0.3") {
+        return None;
+    }
+    PROVIDED
+        .iter()
+        .find(|(prefix, _)| name.starts_with(prefix))
+        .map(|(_, access)| *access)
+}
+
+/// [`Import::access`] of an import corral does not provide.
+const MISSING: &str = "not provided by corral: the component cannot load";
 
 /// Whether corral provides the import `name`.
 fn provided(name: &str) -> bool {
-    PROVIDED.iter().any(|p| name.starts_with(p)) && !name.contains("@0.3")
+    access(name).is_some()
+}
+
+/// The [`Import`] record of the import `name`.
+pub(crate) fn import(name: &str) -> Import {
+    Import {
+        name: name.to_string(),
+        provided: provided(name),
+        access: access(name).unwrap_or(MISSING),
+    }
 }
 
 /// `kebab-case` as `snake_case`.
@@ -150,13 +199,7 @@ impl Foreign {
             }
         }
         let ty = component.component_type();
-        let imports = ty
-            .imports(engine)
-            .map(|(name, _)| Import {
-                name: name.to_string(),
-                provided: provided(name),
-            })
-            .collect();
+        let imports = ty.imports(engine).map(|(name, _)| import(name)).collect();
         let schemas = schema::Schemas {
             resolve: &resolve,
             docs: &docs,
@@ -286,7 +329,9 @@ impl Foreign {
         let spec = RawSpec {
             name,
             description,
-            parameters: schemas.params(function).to_string(),
+            parameters: schemas
+                .params(function, schemas.docs.get(&doc_key))
+                .to_string(),
             output_schema: None,
             metadata: ToolMetadata {
                 idempotent: false,

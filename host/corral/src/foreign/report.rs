@@ -67,14 +67,7 @@ pub(crate) fn inspect(
     };
     let bytes = std::fs::read(path).map_err(|e| error(LoadErrorReason::Io(e.to_string())))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
-    let (component, _) = cache
-        .load_or_compile(engine, &bytes, &sha256)
-        .map_err(|e| {
-            error(LoadErrorReason::InvalidComponent(format!(
-                "{:#}",
-                e.root_cause()
-            )))
-        })?;
+    let (component, _) = crate::loader::compile(engine, cache, &bytes, &sha256).map_err(error)?;
     let ours = linker
         .instantiate_pre(&component)
         .ok()
@@ -83,10 +76,7 @@ pub(crate) fn inspect(
         let imports = component
             .component_type()
             .imports(engine.wasmtime())
-            .map(|(name, _)| Import {
-                name: name.to_string(),
-                provided: true,
-            })
+            .map(|(name, _)| super::import(name))
             .collect();
         return Ok(Inspection {
             sha256,

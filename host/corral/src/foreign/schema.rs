@@ -22,6 +22,9 @@
 //! | `flags` | an array of the names that are set, each at most once (results list them in declaration order) |
 //!
 //! Names (parameters, fields, cases) are the WIT's, in kebab-case.
+//! Descriptions come from the doc comments of types, fields and cases, and
+//! for a parameter from its line in the function's doc comment
+//! ([`param_doc`]: WIT has no syntax for a parameter's own doc).
 //! Resources, futures, streams, maps and fixed-length lists have no JSON
 //! form: a function using one is not offered ([`unsupported`]).
 
@@ -80,6 +83,45 @@ pub(crate) fn is_option(resolve: &Resolve, ty: &Type) -> bool {
     nullable(resolve, ty)
 }
 
+/// The doc of the parameter `name` in a function's doc comment `doc`. WIT
+/// has no syntax for documenting a parameter, so the convention of Rust and
+/// WASI docs is read: a line that starts with `` `name`: ``, `` `name` - ``,
+/// or either after a `-` or `*` bullet, documents the parameter `name` (the
+/// rest of the line, and the indented lines after it).
+pub(crate) fn param_doc(doc: &str, name: &str) -> Option<String> {
+    let quoted = format!("`{name}`");
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        let start = line.trim_start();
+        let start = start
+            .strip_prefix("- ")
+            .or_else(|| start.strip_prefix("* "))
+            .unwrap_or(start)
+            .trim_start();
+        let Some(rest) = start.strip_prefix(&quoted) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let Some(text) = rest
+            .strip_prefix(':')
+            .or_else(|| rest.strip_prefix('-'))
+            .or_else(|| rest.strip_prefix('\u{2014}'))
+        else {
+            continue;
+        };
+        let mut text = text.trim().to_string();
+        for more in lines.by_ref() {
+            if !more.starts_with("  ") || more.trim().is_empty() {
+                break;
+            }
+            text.push(' ');
+            text.push_str(more.trim());
+        }
+        return (!text.is_empty()).then_some(text);
+    }
+    None
+}
+
 fn with_description(mut schema: Value, description: Option<&str>) -> Value {
     if let (Some(text), Value::Object(map)) = (description, &mut schema) {
         map.insert("description".into(), Value::String(text.to_string()));
@@ -90,11 +132,17 @@ fn with_description(mut schema: Value, description: Option<&str>) -> Value {
 impl Schemas<'_> {
     /// The schema of a function's parameters: an object of them by name,
     /// every parameter required except `option` ones.
-    pub fn params(&self, function: &Function) -> Value {
+    /// `doc` is the function's doc comment, whose parameter lines
+    /// ([`param_doc`]) describe the parameters.
+    pub fn params(&self, function: &Function, doc: Option<&str>) -> Value {
         let mut properties = Map::new();
         let mut required = Vec::new();
         for param in &function.params {
-            properties.insert(param.name.clone(), self.schema(&param.ty));
+            let mut schema = self.schema(&param.ty);
+            if let Some(text) = doc.and_then(|d| param_doc(d, &param.name)) {
+                schema = with_description(schema, Some(&text));
+            }
+            properties.insert(param.name.clone(), schema);
             if !is_option(self.resolve, &param.ty) {
                 required.push(Value::String(param.name.clone()));
             }
@@ -237,5 +285,26 @@ impl Schemas<'_> {
             | TypeDefKind::Unknown => json!({}),
         };
         with_description(schema, own)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::param_doc;
+
+    #[test]
+    fn parameter_lines_of_a_doc_comment_describe_parameters() {
+        let doc = "Lists a directory.\n\n# Parameters\n- `path`: the directory,\n  as the \
+                   component sees it\n* `depth` - how deep\n`all`: hidden files too\n\
+                   `pathology` is not `path`";
+        assert_eq!(
+            param_doc(doc, "path").as_deref(),
+            Some("the directory, as the component sees it")
+        );
+        assert_eq!(param_doc(doc, "depth").as_deref(), Some("how deep"));
+        assert_eq!(param_doc(doc, "all").as_deref(), Some("hidden files too"));
+        assert_eq!(param_doc(doc, "pathology"), None, "no `:` or `-` after it");
+        assert_eq!(param_doc(doc, "missing"), None);
+        assert_eq!(param_doc("`x`:", "x"), None, "an empty doc is none");
     }
 }
