@@ -7,6 +7,7 @@
 
 mod builds;
 mod hostile;
+mod inspect;
 
 use std::path::Path;
 

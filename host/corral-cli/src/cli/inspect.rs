@@ -78,7 +78,11 @@ impl InspectCmd {
         for tool in &found.tools {
             outln!("  {}", for_stdout(&tool.name))?;
             for line in tool.description.lines() {
-                outln!("    {}", for_stdout(line))?;
+                if line.trim().is_empty() {
+                    outln!()?;
+                } else {
+                    outln!("    {}", for_stdout(line))?;
+                }
             }
             outln!(
                 "    parameters: {}",
