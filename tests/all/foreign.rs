@@ -8,6 +8,7 @@
 mod builds;
 mod hostile;
 mod inspect;
+mod paths;
 
 use std::path::Path;
 

@@ -21,7 +21,7 @@
 //!
 //! **Metadata** these components cannot declare: no category or keywords,
 //! not idempotent (so no retry and no cache), parallelizable, latency
-//! `fast`, no approval; a policy's `[metadata.<tool>]` sets them.
+//! `medium`, priority 50, no approval; a policy's `[metadata.<tool>]` sets them.
 //!
 //! **Results.** A function's result is its JSON value; a function with no
 //! result answers the empty text. A `result<T, E>` answers `T`'s value on
