@@ -228,6 +228,12 @@ async fn schemas_accept_what_the_component_takes_and_refuse_the_rest_before_it_r
             "ushort": 0, "int": 0, "uint": 0, "big": 0, "ubig": 0, "single": 0, "double": 0,
             "letter": "ab", "text": ""}),
         ),
+        (
+            "kinds_echo_primitives",
+            json!({"flag": true, "tiny": 0, "byte": 0, "short": 0,
+            "ushort": 0, "int": 0, "uint": 0, "big": 0, "ubig": 0, "single": 1e39, "double": 0,
+            "letter": "a", "text": ""}),
+        ),
     ];
     for (tool, arguments) in refused {
         let schema = host.tool(tool).expect("tool").spec().parameters.clone();

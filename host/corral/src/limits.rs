@@ -168,6 +168,30 @@ impl Limits {
         Duration::from_millis(self.timeout_ms)
     }
 
+    /// Bytes of host memory one transfer across the component boundary may
+    /// make the host allocate in a call of a component of another world
+    /// (wasmtime's "hostcall fuel", `Store::set_hostcall_fuel`; other plugins
+    /// keep wasmtime's 128 MiB): [`Self::TRANSFER_PER_OUTPUT_BYTE`] times
+    /// `output_bytes`, at least [`Self::MIN_TRANSFER_BYTES`]; 32 MiB with the
+    /// default output cap. It bounds what lifting a component's values costs
+    /// the host: a list is charged 40 bytes per element (wasmtime's `Val`),
+    /// so without it a 60 MiB `list<u8>` result of a component of another
+    /// world would take 2.4 GiB of host memory before the output cap could
+    /// refuse it. 32 bytes per output byte lets through every result whose
+    /// JSON could fit the output cap (base64 `list<u8>`, the worst case,
+    /// costs 30). Derived, not a knob: raise `output_bytes` to raise it.
+    pub fn transfer_bytes(&self) -> usize {
+        self.output_bytes
+            .saturating_mul(Self::TRANSFER_PER_OUTPUT_BYTE)
+            .max(Self::MIN_TRANSFER_BYTES)
+    }
+
+    /// See [`Self::transfer_bytes`]: host bytes allowed per output byte.
+    pub const TRANSFER_PER_OUTPUT_BYTE: usize = 32;
+
+    /// See [`Self::transfer_bytes`]: its floor, 4 MiB.
+    pub const MIN_TRANSFER_BYTES: usize = 4 << 20;
+
     /// The first knob set to zero, which would fail every call: `fuel`,
     /// `timeout_ms`, `memory_bytes` or `output_bytes` (the stdio capture and
     /// the resource count may be zero).

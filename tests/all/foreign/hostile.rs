@@ -190,3 +190,29 @@ async fn every_call_gets_a_fresh_instance() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_huge_list_result_is_refused_before_the_host_lifts_it() {
+    // With a 64 KiB output cap the host lifts at most 4 MiB of values
+    // (`Limits::transfer_bytes`): a list of a million bytes (40 MB of host
+    // values) is refused before it is lifted, a list that fits that but not
+    // the output cap is refused by the cap, and a small one answers.
+    let (_dir, host) = serve(Limits::default().with_output_bytes(64 << 10)).await;
+    let err = call(&host, "attack_big_bytes", json!({ "bytes": 1_000_000 }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, CallError::Trapped { message, .. }
+            if message.contains("more data across the component boundary")),
+        "{err:?}"
+    );
+    let err = call(&host, "attack_big_bytes", json!({ "bytes": 100_000 }))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::OutputTooLarge { .. }), "{err:?}");
+    let ok = call(&host, "attack_big_bytes", json!({ "bytes": 3 }))
+        .await
+        .expect("a small list");
+    assert_eq!(ok, json!("BwcH"), "base64 of three 7s");
+    still_serves(&host).await;
+}

@@ -8,7 +8,7 @@
 //! | `bool` | `true` / `false` |
 //! | `s8` … `u32` | an integer within the type's range |
 //! | `s64`, `u64` | an integer within the range, or its decimal digits as a string (JSON numbers lose precision past 2^53 in many clients); results beyond ±2^53 come back as strings |
-//! | `f32`, `f64` | a number; NaN and the infinities as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` |
+//! | `f32`, `f64` | a number (for `f32`, within its range: a larger one is refused, not made infinite); NaN and the infinities as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` |
 //! | `char` | a string of one character |
 //! | `string` | a string |
 //! | `list<u8>` | a base64 string (`contentEncoding: base64`) |
@@ -170,7 +170,10 @@ impl Schemas<'_> {
                 "pattern": "^[0-9]+$"}),
             Type::S64 => json!({"type": ["integer", "string"], "minimum": i64::MIN,
                 "maximum": i64::MAX, "pattern": "^-?[0-9]+$"}),
-            Type::F32 | Type::F64 => json!({"anyOf": [{"type": "number"},
+            Type::F32 => json!({"anyOf": [
+                {"type": "number", "minimum": -f32::MAX, "maximum": f32::MAX},
+                {"enum": ["NaN", "Infinity", "-Infinity"]}]}),
+            Type::F64 => json!({"anyOf": [{"type": "number"},
                 {"enum": ["NaN", "Infinity", "-Infinity"]}]}),
             Type::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
             Type::String => json!({"type": "string"}),

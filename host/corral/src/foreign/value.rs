@@ -70,9 +70,11 @@ pub(crate) fn from_json(ty: &Type, value: Option<&Value>, path: Path<'_>) -> Res
         Type::U32 => int!(U32, u32),
         Type::S64 => int!(S64, i64),
         Type::U64 => int!(U64, u64),
+        // A finite number beyond f32's range is refused, not made infinite.
         Type::Float32 => float(value)
+            .filter(|f| !f.is_finite() || (*f as f32).is_finite())
             .map(|f| Val::Float32(f as f32))
-            .map_or_else(|| fail("a number"), Ok),
+            .map_or_else(|| fail("a number within f32's range"), Ok),
         Type::Float64 => float(value)
             .map(Val::Float64)
             .map_or_else(|| fail("a number"), Ok),

@@ -12,6 +12,7 @@
 //! ```toml
 //! version = 1
 //! sha256 = "5607a0d2…"          # integrity: refuse the plugin unless its sha256 is this
+//! any_component = true          # default; false: refuse it unless it targets corral's world
 //!
 //! [limits]                       # override the host's defaults, within its maximums
 //! fuel = 2_000_000_000           # fuel units
@@ -54,6 +55,13 @@
 //!
 //! [one_shot]                     # at most one call per agent loop (context key `loop_id`)
 //! notes_list = "You already listed the notes in this loop; use that list."
+//!
+//! [metadata.fs_read_file]        # what a component of another world cannot declare
+//! category = "files"
+//! keywords = ["read", "file"]
+//! idempotent = true              # default false: no retry, no cache
+//! parallelizable = true          # default true
+//! latency = "fast"               # fast, medium (the default) or slow
 //! ```
 //!
 //! Tool names in `approval`, `presentation`, `one_shot` and `resilience` are

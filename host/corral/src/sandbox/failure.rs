@@ -77,6 +77,15 @@ pub(crate) fn classify(err: &wasmtime::Error, memory_refused: bool, stderr: &str
         Some(trap) => trap.to_string(),
         None => format!("{:#}", err.root_cause()),
     };
+    // wasmtime's hostcall fuel (`Limits::transfer_bytes`) ran out lifting a
+    // value: say what that means for the caller.
+    if message.contains("fuel allocated for hostcalls has been exhausted") {
+        message = "it passed more data across the component boundary in one value than the \
+                   host lifts for a call of this output cap (each list element costs the host \
+                   40 bytes, and the allowance is 32 bytes per byte of the output cap): \
+                   return less, or raise the output cap"
+            .to_string();
+    }
     if let Some(reason) = crash_reason(stderr) {
         message.push_str(&format!(" (guest {reason})"));
     }

@@ -21,7 +21,9 @@
 //!
 //! Invariant: nothing outside this module creates a `Store` for plugin code,
 //! and every store it creates has fuel, an epoch deadline, a wall-clock timer
-//! and a memory limiter set before instantiation. One store per [`run`],
+//! and a memory limiter set before instantiation (and, for a component of
+//! another world, a cap on host memory per lifted value,
+//! [`Limits::transfer_bytes`]). One store per [`run`],
 //! dropped at its end.
 
 mod budget;
@@ -232,6 +234,14 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
     // Fuel and the epoch deadline are per store: set them on every store, before
     // instantiation (start functions run guest code too).
     let fuel_ok = store.set_fuel(limits.fuel);
+    // What lifting one value may allocate on the host, for a component of
+    // another world, whose results are lifted as `Val`s (40 bytes a list
+    // element): bounded by the output cap, not wasmtime's 128 MiB default.
+    // A plugin of corral's world lifts its result as one string (a byte a
+    // byte, so the output cap, checked after, answers with the size).
+    if matches!(setup.pre, PluginPre::Any(..)) {
+        store.set_hostcall_fuel(limits.transfer_bytes());
+    }
     // Guest code runs in slices of at most SLICE_TICKS epoch ticks. At the end
     // of each slice it yields to the async runtime (so a dropped call, e.g. a
     // cancelled MCP request, stops within a slice, and a spinning guest does
