@@ -8,7 +8,8 @@
 //! under the plugin's describe limits, then checks the output against the
 //! [`DescribeCaps`]. A file that fails any step becomes a [`LoadError`] naming
 //! the file and the reason; the others load regardless. On a reload, a plugin
-//! whose bytes and policy text are unchanged is reused as it is.
+//! whose bytes, policy text and WIT beside it are unchanged is reused as it
+//! is.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,6 +39,9 @@ pub struct Plugin {
     policy: Arc<Policy>,
     /// The policy file's text, to notice changes on reload.
     policy_source: Option<String>,
+    /// A digest of the WIT beside it (`NAME.wit`, where a component of
+    /// another world takes its docs from), to notice changes on reload.
+    docs_stamp: Option<String>,
     grants: Grants,
     /// The caps its `describe` output and specs are held to.
     caps: DescribeCaps,
@@ -206,9 +210,11 @@ fn compile_one(
     };
     let bytes = std::fs::read(path).map_err(|e| LoadErrorReason::Io(e.to_string()))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
+    let docs_stamp = crate::foreign::docs::sidecar_stamp(path);
     if let Some((plugin, specs)) = previous
         && plugin.sha256 == sha256
         && plugin.policy_source == policy_source
+        && plugin.docs_stamp == docs_stamp
     {
         return Ok(Compiled::Reused((plugin.clone(), specs.clone())));
     }
@@ -332,6 +338,7 @@ fn compile_one(
         pre,
         policy: Arc::new(policy),
         policy_source,
+        docs_stamp,
         grants,
     })))
 }

@@ -44,6 +44,8 @@ fn relevant(path: &Path) -> bool {
         .unwrap_or_default();
     name.ends_with(".wasm")
         || name.ends_with(".policy.toml")
+        // The WIT beside a component of another world: its docs.
+        || name.ends_with(".wit")
         || name == crate::compose::pipeline::PIPELINES_FILE
         || name == crate::discovery::GROUPS_FILE
         || name == crate::discovery::DISCLOSURE_FILE

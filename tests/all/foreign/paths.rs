@@ -116,3 +116,30 @@ fn mcp_lists_and_calls_them() {
     let refused = server.call(4, "kinds_only_blue", json!({"color": "mauve"}));
     assert_eq!(refused["result"]["isError"], true, "{refused}");
 }
+
+#[tokio::test]
+async fn a_reload_picks_up_a_changed_wit_beside_the_component() {
+    let dir = types_dir(true, None);
+    let host = host(dir.path()).await;
+    assert_eq!(
+        host.tool("greet").expect("greet").spec().description,
+        "Greets someone by name."
+    );
+    // Nothing changed: the plugin is reused, no tool is updated.
+    let report = host.reload().await.expect("reload");
+    assert!(report.updated.is_empty(), "{report:?}");
+
+    let wit = dir.path().join("types.wit");
+    let text = std::fs::read_to_string(&wit).expect("read");
+    std::fs::write(
+        &wit,
+        text.replace("Greets someone by name.", "Says hello to someone, by name."),
+    )
+    .expect("write");
+    let report = host.reload().await.expect("reload");
+    assert_eq!(report.updated, ["greet"], "{report:?}");
+    assert_eq!(
+        host.tool("greet").expect("greet").spec().description,
+        "Says hello to someone, by name."
+    );
+}

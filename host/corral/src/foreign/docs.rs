@@ -15,8 +15,52 @@
 //! longer matches it only loses the docs that do not match.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest as _, Sha256};
 
 use wit_parser::{Resolve, TypeDefKind, TypeOwner, WorldItem};
+
+/// The WIT beside the component file `component`: `NAME.wit`, a file or a
+/// package directory.
+pub(crate) fn sidecar(component: &Path) -> PathBuf {
+    component.with_extension("wit")
+}
+
+/// A digest of the WIT beside `component` (every file of it, by relative
+/// path), so a reload notices a change to the docs; `None` when there is
+/// none. Unreadable entries count as absent.
+pub(crate) fn sidecar_stamp(component: &Path) -> Option<String> {
+    let root = sidecar(component);
+    let mut files = Vec::new();
+    let mut pending = vec![root.clone()];
+    while let Some(path) = pending.pop() {
+        if path.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                pending.extend(entries.flatten().map(|e| e.path()));
+            }
+        } else if path.is_file() {
+            files.push(path);
+        }
+    }
+    if files.is_empty() {
+        return None;
+    }
+    files.sort();
+    let mut digest = Sha256::new();
+    for file in files {
+        digest.update(
+            file.strip_prefix(&root)
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .as_bytes(),
+        );
+        digest.update([0]);
+        digest.update(std::fs::read(&file).unwrap_or_default());
+        digest.update([0]);
+    }
+    Some(hex::encode(digest.finalize()))
+}
 
 /// Doc comments by key (see [`key`]).
 #[derive(Debug, Clone, Default)]

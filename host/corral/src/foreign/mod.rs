@@ -187,7 +187,7 @@ impl Foreign {
         };
         let mut docs = docs::Docs::default();
         docs.add(&resolve);
-        let sidecar = path.with_extension("wit");
+        let sidecar = docs::sidecar(path);
         if sidecar.exists() {
             let mut theirs = Resolve::default();
             match theirs.push_path(&sidecar) {

@@ -117,6 +117,40 @@ impl Policy {
                 "tool `{tool}` has a note appended to its description"
             ));
         }
+        for (tool, set) in &self.metadata {
+            let mut fields = Vec::new();
+            if let Some(category) = &set.category {
+                fields.push(format!("category `{category}`"));
+            }
+            if let Some(keywords) = &set.keywords {
+                fields.push(format!("keywords {}", keywords.join(", ")));
+            }
+            match set.idempotent {
+                Some(true) => fields.push("idempotent (so it may be retried and cached)".into()),
+                Some(false) => fields.push("not idempotent".into()),
+                None => {}
+            }
+            if let Some(parallel) = set.parallelizable {
+                fields.push(
+                    if parallel {
+                        "parallelizable"
+                    } else {
+                        "one call at a time"
+                    }
+                    .into(),
+                );
+            }
+            if let Some(latency) = set.latency {
+                fields.push(format!("latency {latency}"));
+            }
+            lines.push(format!(
+                "tool `{tool}` metadata set by the policy: {}",
+                fields.join(", ")
+            ));
+        }
+        if !self.any_component {
+            lines.push("any-component mode off: loads only if it targets corral's world".into());
+        }
         if let Some(sha) = &self.sha256 {
             lines.push(format!("integrity: loads only if its sha256 is {sha}"));
         }
