@@ -56,6 +56,10 @@ check "python mcp 2.3 approvals: input-required (2026-07-28) and elicitation (le
   target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$cache"
 check "python mcp 2.3 progressive disclosure: facades, unfold, fold, exclusive, both modes, stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_disclosure.py "$corral" plugins "$cache"
+check "python mcp 2.3 any-component tools (Rust and JavaScript builds of one WIT), stdio and HTTP" \
+  "$venv/bin/python" tests/mcp/python_any_component.py "$corral" \
+  target/guests/wasm32-wasip2/release/fixture_any_types.wasm target/guests/lang/any_js.wasm \
+  tests/fixtures/any_types/wit/types.wit "$cache"
 
 stdio=("$corral" --plugins "$plugins" --cache-dir "$cache" serve --no-watch)
 contains() { # PATTERN COMMAND...: the command succeeds and prints PATTERN
