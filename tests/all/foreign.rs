@@ -6,6 +6,7 @@
 //! metadata or forbids the mode; the host can turn it off.
 
 mod builds;
+mod docs;
 mod hostile;
 mod inspect;
 mod paths;

@@ -5,9 +5,12 @@
 //! `cargo component`, componentize-py and jco all drop them today:
 //! wasm-tools#2571), so a component rarely carries its own. corral reads
 //! them from two places, the second winning:
-//! - the component itself, when it carries a `package-docs` section;
-//! - the WIT it was built from, beside it: `NAME.wit` (a file) or
-//!   `NAME.wit/` (a package directory, with `deps/`) next to `NAME.wasm`.
+//! - the component itself, when it carries a `package-docs` section (the
+//!   docs of its own world: its top-level functions);
+//! - the WIT it was built from, beside it: `NAME.wit` next to `NAME.wasm`,
+//!   a WIT text file, a package directory (with `deps/`), or a WIT package
+//!   in its binary form (as registries publish them), whose docs travel in
+//!   the `package-docs` section `wit-component` writes.
 //!
 //! Names are matched, not positions: an interface by its package and name
 //! without version (`corral-test:types/kinds`), then the function or type by
