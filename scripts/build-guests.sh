@@ -88,6 +88,17 @@ if ! $only_rust; then
       --wit wit/v0.1.0 -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log"
   }
 
+  # python_component NAME SOURCE_DIR WORLD OUT: a component of its own world
+  # (any-component mode) from SOURCE_DIR/app.py and SOURCE_DIR/wit, the way
+  # componentize-py users build one.
+  python_component() {
+    local name=$1 src=$2 world=$3 out=$4
+    if ! stale "$out" "$src" scripts/toolchains; then return; fi
+    echo "==> building Python component $name (world $world)"
+    "$TOOLS/venv/bin/componentize-py" -d "$src/wit" -w "$world" componentize app \
+      -p "$src" -o "$out" > "$BUILD/$name.log"
+  }
+
   # js_component NAME SOURCE WIT_DIR WORLD OUT: a component of its own
   # world (any-component mode), the way `jco componentize` users build one:
   # componentize-js over one module, no WASI it does not need.
@@ -132,6 +143,7 @@ if ! $only_rust; then
   c_guest c_probe "$OUT/c_probe.wasm" tests/fixtures/c_probe/probe.c sample-tools/fuzzy/json.c
   js_component any_js tests/fixtures/any_js/index.js tests/fixtures/any_types/wit types \
     "$OUT/any_js.wasm"
+  python_component any_py tests/fixtures/any_py py-stats "$OUT/any_py.wasm"
   for name in tables versions fuzzy; do
     cp "$OUT/$name.wasm" "plugins/$name.wasm"
   done

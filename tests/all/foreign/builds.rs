@@ -1,8 +1,9 @@
 //! Components built the way other projects build them, served in
 //! any-component mode under a policy, with the docs of the WIT beside them:
 //! a Rust component in the `cargo component` layout reading a granted
-//! directory, and one using the Spin SDK's outbound HTTP client under an
-//! allow-list. A component of the async ABI generation is refused, saying
+//! directory, one using the Spin SDK's outbound HTTP client under an
+//! allow-list, and a componentize-py component (whose own `init` export is
+//! no tool). A component of the async ABI generation is refused, saying
 //! why; a name too long once shown is reported with the rename that fixes it.
 
 use corral::{CallError, LoadErrorReason};
@@ -10,7 +11,8 @@ use serde_json::json;
 
 use super::{call, host};
 use crate::support::{
-    ANY_ASYNC, ANY_FILES, ANY_SPIN, ANY_TYPES, TestServer, guest, plugin_dir, repository_root,
+    ANY_ASYNC, ANY_FILES, ANY_PY, ANY_SPIN, ANY_TYPES, TestServer, guest, plugin_dir,
+    repository_root,
 };
 
 /// A plugin directory holding `component` as `NAME.wasm`, the WIT file
@@ -199,5 +201,59 @@ async fn a_name_too_long_once_shown_comes_with_the_rename_that_fixes_it() {
         next.as_deref()
             .is_none_or(|t| !t.contains(&text[start..end])),
         "the rename fixed that name: {next:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_componentize_py_component_serves_its_functions_and_not_its_init_hook() {
+    let dir = dir_with(ANY_PY, "stats", "tests/fixtures/any_py/wit/world.wit", None);
+    let host = host(dir.path()).await;
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    let mut names: Vec<String> = host
+        .tools()
+        .iter()
+        .filter(|t| t.plugin().is_some())
+        .map(|t| t.spec().name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["stats_summarize", "version"], "no `init` tool");
+    let summarize = host.tool("stats_summarize").expect("summarize");
+    assert!(
+        summarize
+            .spec()
+            .description
+            .starts_with("Summarises a list of numbers"),
+        "{}",
+        summarize.spec().description
+    );
+    assert_eq!(
+        call(&host, "stats_summarize", json!({ "values": [1, 2, 6] }))
+            .await
+            .expect("summarize"),
+        json!({ "count": 3, "mean": 3.0, "max": 6.0 })
+    );
+    let err = call(&host, "stats_summarize", json!({ "values": [] }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, CallError::ToolFailed { message, .. } if message == "\"no values to summarize\""),
+        "{err:?}"
+    );
+    let version = call(&host, "version", json!({})).await.expect("version");
+    assert!(
+        version.as_str().is_some_and(|v| v.starts_with("Python 3.")),
+        "{version}"
+    );
+
+    let found = host
+        .inspect(&dir.path().join("stats.wasm"))
+        .expect("inspect");
+    assert!(
+        found
+            .skipped
+            .iter()
+            .any(|s| s.export == "exports" && s.reason.contains("componentize-py")),
+        "{:?}",
+        found.skipped
     );
 }

@@ -75,6 +75,10 @@ pub const ANY_ASYNC: &str = "fixture_any_async.wasm";
 /// `any_types`'s WIT built with componentize-js (`jco componentize`):
 /// `tests/fixtures/any_js/index.js`.
 pub const ANY_JS: &str = "lang/any_js.wasm";
+/// Fixture outside corral's world built with componentize-py
+/// (`tests/fixtures/any_py`: `stats.summarize`, `version`, and the
+/// toolchain's own `init` export).
+pub const ANY_PY: &str = "lang/any_py.wasm";
 /// Fixture outside corral's world in the `cargo component` layout: a
 /// filesystem helper (`list-dir`, `read-file`).
 pub const ANY_FILES: &str = "fixture_any_files.wasm";
