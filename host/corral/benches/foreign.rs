@@ -21,6 +21,8 @@
 
 #![allow(missing_docs)]
 
+mod interleaved;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -58,11 +60,6 @@ fn arguments(tool: &str, n: u64) -> String {
     .to_string()
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 fn guests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/guests/wasm32-wasip2/release")
 }
@@ -88,7 +85,7 @@ async fn round(host: &Host, tool: &str, calls: usize, counter: &mut u64) -> f64 
             );
         }
     }
-    median(took)
+    interleaved::median(took)
 }
 
 fn main() {
@@ -133,29 +130,14 @@ fn main() {
         for (host, (_, _, tool)) in hosts.iter().zip(HOSTS) {
             round(host, tool, warm_up, &mut counter).await;
         }
-        for r in 0..rounds {
-            for i in 0..hosts.len() {
-                let h = (i + r) % hosts.len();
-                let tool = HOSTS[h].2;
-                medians[h].push(round(&hosts[h], tool, calls, &mut counter).await);
-            }
+        for h in interleaved::order(hosts.len(), rounds) {
+            medians[h].push(round(&hosts[h], HOSTS[h].2, calls, &mut counter).await);
         }
     });
     if !measuring {
         println!("foreign: both hosts answered (run with `cargo bench` to measure)");
         return;
     }
-    println!("{rounds} interleaved rounds of {calls} calls per host; medians of per-round medians");
-    println!("| host | p50 | ratio to corral_world | added |");
-    println!("|---|---|---|---|");
-    for (h, (name, _, _)) in HOSTS.iter().enumerate() {
-        let ratio: Vec<f64> = (0..rounds).map(|r| medians[h][r] / medians[0][r]).collect();
-        let added: Vec<f64> = (0..rounds).map(|r| medians[h][r] - medians[0][r]).collect();
-        println!(
-            "| {name} | {:.2} µs | {:.3}× | {:+.2} µs |",
-            median(medians[h].clone()),
-            median(ratio),
-            median(added)
-        );
-    }
+    let names: Vec<&str> = HOSTS.iter().map(|h| h.0).collect();
+    interleaved::report(&names, &medians, calls);
 }

@@ -17,6 +17,8 @@
 
 #![allow(missing_docs)]
 
+mod interleaved;
+
 use std::time::Instant;
 
 use corral::{CallOptions, ComponentCache, Host};
@@ -47,11 +49,6 @@ const HOSTS: &[(&str, &str)] = &[
     ("cache_only", "cache = { ttl_ms = 60000, max_size = 100 }\n"),
 ];
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// The median latency of `calls` calls of `host`, in microseconds.
 async fn round(host: &Host, calls: usize, counter: &mut u64) -> f64 {
     let options = CallOptions::default();
@@ -64,7 +61,7 @@ async fn round(host: &Host, calls: usize, counter: &mut u64) -> f64 {
         took.push(started.elapsed().as_secs_f64() * 1e6);
         assert!(!out.cache_hit, "every argument is new");
     }
-    median(took)
+    interleaved::median(took)
 }
 
 fn main() {
@@ -120,28 +117,14 @@ fn main() {
         for host in &hosts {
             round(host, warm_up, &mut counter).await;
         }
-        for r in 0..rounds {
-            for i in 0..hosts.len() {
-                let h = (i + r) % hosts.len();
-                medians[h].push(round(&hosts[h], calls, &mut counter).await);
-            }
+        for h in interleaved::order(hosts.len(), rounds) {
+            medians[h].push(round(&hosts[h], calls, &mut counter).await);
         }
     });
     if !measuring {
         println!("layers: every host answered (run with `cargo bench` to measure)");
         return;
     }
-    println!("{rounds} interleaved rounds of {calls} calls per host; medians of per-round medians");
-    println!("| host | p50 | ratio to no_layers | added |");
-    println!("|---|---|---|---|");
-    for (h, (name, _)) in HOSTS.iter().enumerate() {
-        let ratio: Vec<f64> = (0..rounds).map(|r| medians[h][r] / medians[0][r]).collect();
-        let added: Vec<f64> = (0..rounds).map(|r| medians[h][r] - medians[0][r]).collect();
-        println!(
-            "| {name} | {:.2} µs | {:.3}× | {:+.2} µs |",
-            median(medians[h].clone()),
-            median(ratio),
-            median(added)
-        );
-    }
+    let names: Vec<&str> = HOSTS.iter().map(|h| h.0).collect();
+    interleaved::report(&names, &medians, calls);
 }
