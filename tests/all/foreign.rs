@@ -262,6 +262,17 @@ async fn schemas_accept_what_the_component_takes_and_refuse_the_rest_before_it_r
             .contains("big: expected an integer that fits i64"),
         "{err}"
     );
+    // JSON Schema counts `5.0` and `1e3` as integers; so does the conversion.
+    let out = call(
+        &host,
+        "kinds_echo_primitives",
+        json!({"flag": true, "tiny": 0, "byte": 5.0,
+        "short": 0, "ushort": 0, "int": 0, "uint": 1e3, "big": 0, "ubig": 0,
+        "single": 0, "double": 0, "letter": "a", "text": ""}),
+    )
+    .await
+    .expect("whole numbers are integers");
+    assert_eq!((&out[2], &out[6]), (&json!(5), &json!(1000)), "{out}");
 }
 
 #[tokio::test]

@@ -173,13 +173,17 @@ impl Limits {
     /// (wasmtime's "hostcall fuel", `Store::set_hostcall_fuel`; other plugins
     /// keep wasmtime's 128 MiB): [`Self::TRANSFER_PER_OUTPUT_BYTE`] times
     /// `output_bytes`, at least [`Self::MIN_TRANSFER_BYTES`]; 32 MiB with the
-    /// default output cap. It bounds what lifting a component's values costs
-    /// the host: a list is charged 40 bytes per element (wasmtime's `Val`),
-    /// so without it a 60 MiB `list<u8>` result of a component of another
-    /// world would take 2.4 GiB of host memory before the output cap could
-    /// refuse it. 32 bytes per output byte lets through every result whose
-    /// JSON could fit the output cap (base64 `list<u8>`, the worst case,
-    /// costs 30). Derived, not a knob: raise `output_bytes` to raise it.
+    /// default output cap. It bounds what lifting a component's result costs
+    /// the host: wasmtime charges a list 40 bytes per element (its `Val`),
+    /// so without it a 60 MiB `list<u8>` result would take 2.4 GiB of host
+    /// memory before the output cap could refuse it. 32 bytes per output
+    /// byte covers a result whose JSON fits the output cap in the usual
+    /// shapes (base64 `list<u8>` costs 30 per byte of JSON); a result that
+    /// costs more per byte of its JSON (a list of records whose fields are
+    /// mostly `none`, which JSON leaves out) can be refused below the output
+    /// cap, with an error that says so. The JSON text itself is then written
+    /// under the output cap, never longer. Derived, not a knob: raise
+    /// `output_bytes` to raise it.
     pub fn transfer_bytes(&self) -> usize {
         self.output_bytes
             .saturating_mul(Self::TRANSFER_PER_OUTPUT_BYTE)

@@ -282,7 +282,10 @@ fn compile_one(
             let foreign =
                 crate::foreign::Foreign::inspect(engine.wasmtime(), &component, &bytes, path)
                     .map_err(LoadErrorReason::WrongWorld)?;
-            for skipped in &foreign.skipped {
+            // At most SHOWN_SKIPPED of them in the log and the error: a
+            // component may export a great many.
+            const SHOWN_SKIPPED: usize = 20;
+            for skipped in foreign.skipped.iter().take(SHOWN_SKIPPED) {
                 tracing::info!(
                     plugin = %path.display(),
                     export = skipped.export,
@@ -290,12 +293,20 @@ fn compile_one(
                     skipped.reason
                 );
             }
+            let more = foreign.skipped.len().saturating_sub(SHOWN_SKIPPED);
+            if more > 0 {
+                tracing::info!(plugin = %path.display(), "and {more} more exports that are not tools");
+            }
             if foreign.exports.is_empty() {
-                let skipped: Vec<String> = foreign
+                let mut skipped: Vec<String> = foreign
                     .skipped
                     .iter()
+                    .take(SHOWN_SKIPPED)
                     .map(|s| format!("`{}`: {}", s.export, s.reason))
                     .collect();
+                if more > 0 {
+                    skipped.push(format!("and {more} more"));
+                }
                 return Err(LoadErrorReason::WrongWorld(format!(
                     "{}; and served in any-component mode it offers no tool ({})",
                     err.root_cause(),

@@ -30,20 +30,36 @@ pub(crate) fn sidecar(component: &Path) -> PathBuf {
     component.with_extension("wit")
 }
 
-/// A digest of the WIT beside `component` (every file of it, by relative
-/// path), so a reload notices a change to the docs; `None` when there is
-/// none. Unreadable entries count as absent.
+/// The most files of the WIT beside a component read for its stamp (and
+/// the most bytes): 1 000 files, 16 MiB. Symbolic links are not followed.
+const STAMP_MAX_FILES: usize = 1_000;
+const STAMP_MAX_BYTES: u64 = 16 << 20;
+
+/// A digest of the WIT beside `component` (its `.wit` and `.wasm` files, by
+/// relative path, not following symbolic links, within [`STAMP_MAX_FILES`]
+/// and [`STAMP_MAX_BYTES`]), so a reload notices a change to the docs;
+/// `None` when there is none. Unreadable entries count as absent.
 pub(crate) fn sidecar_stamp(component: &Path) -> Option<String> {
     let root = sidecar(component);
     let mut files = Vec::new();
     let mut pending = vec![root.clone()];
+    let mut bytes = 0u64;
     while let Some(path) = pending.pop() {
-        if path.is_dir() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
             if let Ok(entries) = std::fs::read_dir(&path) {
                 pending.extend(entries.flatten().map(|e| e.path()));
             }
-        } else if path.is_file() {
+        } else if meta.is_file()
+            && (path == root || path.extension().is_some_and(|e| e == "wit" || e == "wasm"))
+        {
+            bytes = bytes.saturating_add(meta.len());
             files.push(path);
+        }
+        if files.len() >= STAMP_MAX_FILES || bytes >= STAMP_MAX_BYTES {
+            break;
         }
     }
     if files.is_empty() {

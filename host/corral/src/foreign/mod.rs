@@ -31,6 +31,7 @@
 pub(crate) mod docs;
 pub(crate) mod report;
 mod schema;
+mod types;
 mod value;
 
 use std::path::Path;
@@ -41,7 +42,7 @@ use wasmtime::Store;
 use wasmtime::component::types::{ComponentItem, Type};
 use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Val};
 
-use crate::sandbox::{ErrorInfo, GuestError, SandboxState};
+use crate::sandbox::{ErrorInfo, GuestError, MAX_LOG_MESSAGE_BYTES, SandboxState};
 use crate::spec::{RawSpec, ToolMetadata};
 use wit_parser::{FunctionKind, Resolve, WorldItem};
 
@@ -183,7 +184,13 @@ impl Foreign {
         let (resolve, world) = match wit_parser::decoding::decode(bytes) {
             Ok(wit_parser::decoding::DecodedWasm::Component(resolve, world)) => (resolve, world),
             Ok(_) => return Err("it is a WIT package, not a component".into()),
-            Err(err) => return Err(format!("its WIT cannot be decoded: {err:#}")),
+            // The decoder quotes the component's own bytes: guest text.
+            Err(err) => {
+                return Err(format!(
+                    "its WIT cannot be decoded: {}",
+                    crate::text::escape(&format!("{err:#}"))
+                ));
+            }
         };
         let mut docs = docs::Docs::default();
         docs.add(&resolve);
@@ -200,10 +207,7 @@ impl Foreign {
         }
         let ty = component.component_type();
         let imports = ty.imports(engine).map(|(name, _)| import(name)).collect();
-        let schemas = schema::Schemas {
-            resolve: &resolve,
-            docs: &docs,
-        };
+        let schemas = schema::Schemas::new(types::TypeFacts::new(&resolve, &docs), &docs);
         let mut found = Self {
             world: resolve.worlds[world].name.clone(),
             imports,
@@ -299,10 +303,7 @@ impl Foreign {
             .iter()
             .map(|p| &p.ty)
             .chain(function.result.as_ref());
-        if let Some(what) = types
-            .clone()
-            .find_map(|t| schema::unsupported(schemas.resolve, t))
-        {
+        if let Some(what) = types.clone().find_map(|t| schemas.facts.unsupported(t)) {
             return self.skip(
                 label,
                 &format!("it takes or returns {what}, which has no JSON form"),
@@ -326,12 +327,11 @@ impl Foreign {
             },
             str::to_string,
         );
+        let parameters = schemas.params(function, schemas.docs.get(&doc_key));
         let spec = RawSpec {
             name,
             description,
-            parameters: schemas
-                .params(function, schemas.docs.get(&doc_key))
-                .to_string(),
+            parameters: parameters.to_string(),
             output_schema: None,
             metadata: ToolMetadata {
                 idempotent: false,
@@ -352,13 +352,16 @@ impl Foreign {
     }
 
     /// Instantiates `pre` and calls the function of the tool the component
-    /// knows as `name` with the JSON object `arguments`.
+    /// knows as `name` with the JSON object `arguments`; its result (or the
+    /// `err` of a `result`) is written as JSON text of at most
+    /// `output_bytes` bytes, or the call answers [`GuestError::TooLarge`].
     pub async fn call(
         &self,
         pre: &InstancePre<SandboxState>,
         store: &mut Store<SandboxState>,
         name: &str,
         arguments: &str,
+        output_bytes: usize,
     ) -> wasmtime::Result<Result<String, GuestError>> {
         let invalid = |message: String| {
             Ok(Err(GuestError::InvalidArguments(ErrorInfo {
@@ -389,16 +392,37 @@ impl Foreign {
         let (Some(ty), Some(result)) = (&export.result, results.first()) else {
             return Ok(Ok(String::new()));
         };
+        // Written as JSON text under the output cap (counted past it, not
+        // kept). An `err` arm is a message: its first bytes are kept, and
+        // the classifier caps and escapes it like any guest text.
         Ok(match (ty, result) {
-            (Type::Result(r), Val::Result(Ok(v))) => {
-                Ok(value::arm(r.ok(), v.as_deref()).to_string())
+            (Type::Result(r), Val::Result(Err(v))) => {
+                let shown = value::AsJson {
+                    ty: r.err(),
+                    val: v.as_deref(),
+                };
+                let message = value::to_text(&shown, MAX_LOG_MESSAGE_BYTES)
+                    .unwrap_or_else(|(start, _)| start);
+                Err(GuestError::ExecutionFailed(ErrorInfo {
+                    message,
+                    code: None,
+                    retryable: false,
+                }))
             }
-            (Type::Result(r), Val::Result(Err(v))) => Err(GuestError::ExecutionFailed(ErrorInfo {
-                message: value::arm(r.err(), v.as_deref()).to_string(),
-                code: None,
-                retryable: false,
-            })),
-            (ty, val) => Ok(value::to_json(ty, val).to_string()),
+            (ty, val) => {
+                let shown = match (ty, val) {
+                    (Type::Result(r), Val::Result(Ok(v))) => value::AsJson {
+                        ty: r.ok(),
+                        val: v.as_deref(),
+                    },
+                    _ => value::AsJson {
+                        ty: Some(ty.clone()),
+                        val: Some(val),
+                    },
+                };
+                value::to_text(&shown, output_bytes)
+                    .map_err(|(_, bytes)| GuestError::TooLarge(bytes))
+            }
         })
     }
 }

@@ -26,61 +26,42 @@
 //! for a parameter from its line in the function's doc comment
 //! ([`param_doc`]: WIT has no syntax for a parameter's own doc).
 //! Resources, futures, streams, maps and fixed-length lists have no JSON
-//! form: a function using one is not offered ([`unsupported`]).
+//! form: a function using one is not offered (`types.rs`).
+//!
+//! **Shared types.** A type is inlined where it is used, unless it is used
+//! more than once in one tool's arguments and its inlined schema would take
+//! more than [`SHARE_ABOVE`] bytes: then it is written once under `$defs`
+//! and each use is a `$ref` to it. Small shared types (a `point`, a colour)
+//! stay inline for readability; no type is ever copied large, so a schema's
+//! size stays linear in the component's types whatever they are.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
-use wit_parser::{Function, Handle, Resolve, Type, TypeDefKind, TypeId};
+use wit_parser::{Function, Handle, Type, TypeDefKind, TypeId};
 
 use super::docs::{self, Docs};
+use super::types::TypeFacts;
+
+/// Above this many bytes of inlined schema (about; docs included), a type
+/// used more than once in one tool's arguments goes to `$defs`: 1 KiB.
+pub(crate) const SHARE_ABOVE: usize = 1024;
 
 /// Builds schemas for the types of one component.
 pub(crate) struct Schemas<'a> {
-    pub resolve: &'a Resolve,
+    /// What is known about its types.
+    pub facts: TypeFacts<'a>,
+    /// Their doc comments.
     pub docs: &'a Docs,
 }
 
-/// Why a type has no JSON form, or `None` when it has one.
-pub(crate) fn unsupported(resolve: &Resolve, ty: &Type) -> Option<&'static str> {
-    let Type::Id(id) = ty else {
-        return matches!(ty, Type::ErrorContext).then_some("an error-context");
-    };
-    let inner = |t: &Type| unsupported(resolve, t);
-    match &resolve.types[*id].kind {
-        TypeDefKind::Resource | TypeDefKind::Handle(_) => Some("a resource"),
-        TypeDefKind::Future(_) => Some("a future"),
-        TypeDefKind::Stream(_) => Some("a stream"),
-        TypeDefKind::Map(..) => Some("a map"),
-        TypeDefKind::FixedLengthList(..) => Some("a fixed-length list"),
-        TypeDefKind::Unknown => Some("a type of unknown structure"),
-        TypeDefKind::Record(r) => r.fields.iter().find_map(|f| inner(&f.ty)),
-        TypeDefKind::Tuple(t) => t.types.iter().find_map(inner),
-        TypeDefKind::Variant(v) => v.cases.iter().find_map(|c| c.ty.as_ref().and_then(inner)),
-        TypeDefKind::Option(t) | TypeDefKind::List(t) | TypeDefKind::Type(t) => inner(t),
-        TypeDefKind::Result(r) => {
-            r.ok.as_ref()
-                .and_then(inner)
-                .or_else(|| r.err.as_ref().and_then(inner))
-        }
-        TypeDefKind::Flags(_) | TypeDefKind::Enum(_) => None,
-    }
-}
-
-/// Whether JSON `null` is one of the values of `ty` (so an `option` of it
-/// needs the tagged form).
-pub(crate) fn nullable(resolve: &Resolve, ty: &Type) -> bool {
-    match ty {
-        Type::Id(id) => match &resolve.types[*id].kind {
-            TypeDefKind::Option(_) => true,
-            TypeDefKind::Type(t) => nullable(resolve, t),
-            _ => false,
-        },
-        _ => false,
-    }
-}
-
-/// Whether `ty` is an `option` (through aliases).
-pub(crate) fn is_option(resolve: &Resolve, ty: &Type) -> bool {
-    nullable(resolve, ty)
+/// One tool's schema being built: the types it writes under `$defs`, and
+/// those written so far by key.
+struct Build<'s, 'a> {
+    schemas: &'s Schemas<'a>,
+    to_define: HashMap<TypeId, String>,
+    defs: RefCell<Map<String, Value>>,
 }
 
 /// The doc of the parameter `name` in a function's doc comment `doc`. WIT
@@ -129,34 +110,73 @@ fn with_description(mut schema: Value, description: Option<&str>) -> Value {
     schema
 }
 
-impl Schemas<'_> {
+impl<'a> Schemas<'a> {
+    /// Schemas for the types `facts` knows, described by `docs`.
+    pub fn new(facts: TypeFacts<'a>, docs: &'a Docs) -> Self {
+        Self { facts, docs }
+    }
+
     /// The schema of a function's parameters: an object of them by name,
     /// every parameter required except `option` ones.
     /// `doc` is the function's doc comment, whose parameter lines
     /// ([`param_doc`]) describe the parameters.
     pub fn params(&self, function: &Function, doc: Option<&str>) -> Value {
+        let types: Vec<Type> = function.params.iter().map(|p| p.ty).collect();
+        let mut to_define = HashMap::new();
+        let mut taken = HashSet::new();
+        let mut shared = self.facts.shared(&types);
+        shared.sort_by_key(|id| id.index());
+        for id in shared {
+            if self.facts.weight(&Type::Id(id)) <= SHARE_ABOVE {
+                continue;
+            }
+            let name = self.facts.resolve().types[id]
+                .name
+                .clone()
+                .unwrap_or_else(|| "type".into());
+            let key = if taken.insert(name.clone()) {
+                name
+            } else {
+                format!("{name}-{}", id.index())
+            };
+            to_define.insert(id, key);
+        }
+        let build = Build {
+            schemas: self,
+            to_define,
+            defs: RefCell::default(),
+        };
         let mut properties = Map::new();
         let mut required = Vec::new();
         for param in &function.params {
-            let mut schema = self.schema(&param.ty);
+            let mut schema = build.schema(&param.ty);
             if let Some(text) = doc.and_then(|d| param_doc(d, &param.name)) {
                 schema = with_description(schema, Some(&text));
             }
             properties.insert(param.name.clone(), schema);
-            if !is_option(self.resolve, &param.ty) {
+            if !self.facts.nullable(&param.ty) {
                 required.push(Value::String(param.name.clone()));
             }
         }
-        json!({
+        let mut schema = json!({
             "type": "object",
             "properties": properties,
             "required": required,
             "additionalProperties": false,
-        })
+        });
+        let defs = build.defs.into_inner();
+        if !defs.is_empty() {
+            schema["$defs"] = Value::Object(defs);
+        }
+        schema
     }
+}
 
-    /// The schema of a value of `ty`.
-    pub fn schema(&self, ty: &Type) -> Value {
+impl Build<'_, '_> {
+    /// The schema of a value of `ty` (whose types nest at most
+    /// [`MAX_DEPTH`](super::types::MAX_DEPTH) deep: `TypeFacts::unsupported`
+    /// refused the rest).
+    fn schema(&self, ty: &Type) -> Value {
         let range = |min: i64, max: u64| json!({"type": "integer", "minimum": min, "maximum": max});
         match ty {
             Type::Bool => json!({"type": "boolean"}),
@@ -178,16 +198,37 @@ impl Schemas<'_> {
             Type::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
             Type::String => json!({"type": "string"}),
             Type::ErrorContext => json!({}),
-            Type::Id(id) => self.named(*id),
+            Type::Id(id) => self.use_of(*id),
         }
+    }
+
+    /// The schema of a use of the type definition `id`: a `$ref` to its
+    /// entry in `$defs` (written on its first use) when it is shared and
+    /// large, or else the definition inlined.
+    fn use_of(&self, id: TypeId) -> Value {
+        let Type::Id(id) = self.schemas.facts.base(&Type::Id(id)) else {
+            return self.schema(&self.schemas.facts.base(&Type::Id(id)));
+        };
+        let Some(key) = self.to_define.get(&id) else {
+            return self.named(id);
+        };
+        if !self.defs.borrow().contains_key(key) {
+            // Claimed before it is built, so a use inside it (there is none:
+            // component types are not recursive) could not build it twice.
+            self.defs.borrow_mut().insert(key.clone(), json!({}));
+            let schema = self.named(id);
+            self.defs.borrow_mut().insert(key.clone(), schema);
+        }
+        json!({ "$ref": format!("#/$defs/{key}") })
     }
 
     /// The schema of a type definition, with its own doc comment.
     fn named(&self, id: TypeId) -> Value {
-        let ty = &self.resolve.types[id];
-        let owner = docs::owner_of(self.resolve, ty.owner);
+        let resolve = self.schemas.facts.resolve();
+        let ty = &resolve.types[id];
+        let owner = docs::owner_of(resolve, ty.owner);
         let name = ty.name.clone().unwrap_or_default();
-        let doc = |path: &[&str]| self.docs.get(&docs::key(&owner, path));
+        let doc = |path: &[&str]| self.schemas.docs.get(&docs::key(&owner, path));
         let own = ty.name.as_deref().and_then(|n| doc(&[n]));
         let schema = match &ty.kind {
             TypeDefKind::Record(record) => {
@@ -197,7 +238,7 @@ impl Schemas<'_> {
                     let described =
                         with_description(self.schema(&field.ty), doc(&[&name, &field.name]));
                     properties.insert(field.name.clone(), described);
-                    if !is_option(self.resolve, &field.ty) {
+                    if !self.schemas.facts.nullable(&field.ty) {
                         required.push(Value::String(field.name.clone()));
                     }
                 }
@@ -256,7 +297,7 @@ impl Schemas<'_> {
                     "minItems": n, "maxItems": n})
             }
             TypeDefKind::Option(inner) => {
-                if nullable(self.resolve, inner) {
+                if self.schemas.facts.nullable(inner) {
                     json!({"anyOf": [{"type": "null"}, {"type": "object",
                         "properties": {"some": self.schema(inner)}, "required": ["some"],
                         "additionalProperties": false}]})
@@ -274,7 +315,7 @@ impl Schemas<'_> {
                 };
                 json!({"oneOf": [arm("ok", &result.ok), arm("err", &result.err)]})
             }
-            TypeDefKind::List(Type::U8) => {
+            TypeDefKind::List(inner) if self.schemas.facts.base(inner) == Type::U8 => {
                 json!({"type": "string", "contentEncoding": "base64"})
             }
             TypeDefKind::List(inner) => json!({"type": "array", "items": self.schema(inner)}),
@@ -293,7 +334,87 @@ impl Schemas<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::param_doc;
+    use serde_json::json;
+
+    use super::{Schemas, param_doc};
+    use crate::foreign::docs::Docs;
+    use crate::foreign::types::TypeFacts;
+
+    #[test]
+    fn a_type_used_twice_at_every_level_is_defined_once() {
+        // r0 is a u8; each r<n> holds two r<n-1>: r40 inlined would be 2^40
+        // copies of r0.
+        let mut wit = String::from("package t:deep;\ninterface i {\n  record r0 { v: u8 }\n");
+        for n in 1..=40 {
+            wit.push_str(&format!(
+                "  record r{n} {{ a: r{}, b: r{} }}\n",
+                n - 1,
+                n - 1
+            ));
+        }
+        wit.push_str("  f: func(x: r40, y: r40);\n}\n");
+        let mut resolve = wit_parser::Resolve::default();
+        resolve.push_str("deep.wit", &wit).expect("parses");
+        let function = resolve
+            .interfaces
+            .iter()
+            .find_map(|(_, i)| i.functions.get("f"))
+            .expect("f")
+            .clone();
+        let docs = Docs::default();
+        let schemas = Schemas::new(TypeFacts::new(&resolve, &docs), &docs);
+        let ty = function.params[0].ty;
+        assert_eq!(schemas.facts.depth(&ty), 41);
+        assert_eq!(schemas.facts.unsupported(&ty), None);
+        let schema = schemas.params(&function, None);
+        let text = schema.to_string();
+        assert!(
+            text.len() < 64 << 10,
+            "linear, not exponential: {} bytes",
+            text.len()
+        );
+        // The large shared types are defined once and referred to.
+        assert_eq!(schema["properties"]["x"], json!({"$ref": "#/$defs/r40"}));
+        assert_eq!(schema["properties"]["y"], json!({"$ref": "#/$defs/r40"}));
+        assert_eq!(
+            schema["$defs"]["r40"]["properties"]["a"],
+            json!({"$ref": "#/$defs/r39"})
+        );
+        // Small ones stay inline.
+        assert!(schema["$defs"].get("r0").is_none(), "{text}");
+        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+        assert!(!validator.is_valid(&json!({"x": 1, "y": 2})));
+    }
+
+    #[test]
+    fn types_nested_too_deep_are_refused_without_recursion() {
+        let mut wit = String::from("package t:deep;\ninterface i {\n");
+        wit.push_str("  f: func(x: ");
+        // 80 levels: WIT text allows up to 100, a binary component more.
+        for _ in 0..80 {
+            wit.push_str("list<");
+        }
+        wit.push_str("u8");
+        for _ in 0..80 {
+            wit.push('>');
+        }
+        wit.push_str(");\n}\n");
+        let mut resolve = wit_parser::Resolve::default();
+        resolve.push_str("deep.wit", &wit).expect("parses");
+        let function = resolve
+            .interfaces
+            .iter()
+            .find_map(|(_, i)| i.functions.get("f"))
+            .expect("f")
+            .clone();
+        let docs = Docs::default();
+        let facts = TypeFacts::new(&resolve, &docs);
+        assert_eq!(facts.depth(&function.params[0].ty), 80);
+        assert_eq!(
+            facts.unsupported(&function.params[0].ty),
+            Some("types nested more than 64 deep")
+        );
+    }
 
     #[test]
     fn parameter_lines_of_a_doc_comment_describe_parameters() {

@@ -4,7 +4,8 @@
 //! was expected, and what came.
 
 use base64::Engine as _;
-use serde_json::{Map, Value, json};
+use serde::ser::{Serialize, SerializeMap as _, SerializeSeq as _, Serializer};
+use serde_json::Value;
 use wasmtime::component::Val;
 use wasmtime::component::types::Type;
 
@@ -71,11 +72,11 @@ pub(crate) fn from_json(ty: &Type, value: Option<&Value>, path: Path<'_>) -> Res
         Type::S64 => int!(S64, i64),
         Type::U64 => int!(U64, u64),
         // A finite number beyond f32's range is refused, not made infinite.
-        Type::Float32 => float(value)
+        Type::Float32 => number(value)
             .filter(|f| !f.is_finite() || (*f as f32).is_finite())
             .map(|f| Val::Float32(f as f32))
             .map_or_else(|| fail("a number within f32's range"), Ok),
-        Type::Float64 => float(value)
+        Type::Float64 => number(value)
             .map(Val::Float64)
             .map_or_else(|| fail("a number"), Ok),
         Type::Char => {
@@ -222,18 +223,26 @@ pub(crate) fn from_json(ty: &Type, value: Option<&Value>, path: Path<'_>) -> Res
 
 /// An integer from a JSON integer or a string of decimal digits.
 fn integer(value: &Value) -> Option<i128> {
+    // JSON Schema counts `5.0` and `1e3` as integers, so they are: a whole
+    // number within ±2^53, where a double is exact.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
     match value {
         Value::Number(n) => n
             .as_i64()
             .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from)),
+            .or_else(|| n.as_u64().map(i128::from))
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() <= EXACT)
+                    .map(|f| f as i128)
+            }),
         Value::String(s) => s.parse::<i128>().ok(),
         _ => None,
     }
 }
 
 /// A number, or one of the strings for NaN and the infinities.
-fn float(value: &Value) -> Option<f64> {
+fn number(value: &Value) -> Option<f64> {
     match value {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => match s.as_str() {
@@ -249,95 +258,173 @@ fn float(value: &Value) -> Option<f64> {
 /// The largest integer a JSON number carries exactly in common clients.
 const EXACT: u64 = 1 << 53;
 
-fn float_json(f: f64) -> Value {
+/// A component value of `ty`, serialized by `schema.rs`'s rules straight
+/// into JSON text, with no `serde_json::Value` in between (a result's
+/// values are already in host memory once; they are not copied again into
+/// a larger tree).
+pub(crate) struct AsJson<'a> {
+    /// Its type.
+    pub ty: Option<Type>,
+    /// The value; `None` (or no type) is JSON `null`.
+    pub val: Option<&'a Val>,
+}
+
+impl<'a> AsJson<'a> {
+    fn of(ty: Type, val: &'a Val) -> Self {
+        Self {
+            ty: Some(ty),
+            val: Some(val),
+        }
+    }
+}
+
+fn float<S: Serializer>(f: f64, s: S) -> Result<S::Ok, S::Error> {
     if f.is_nan() {
-        json!("NaN")
+        s.serialize_str("NaN")
     } else if f.is_infinite() {
-        json!(if f > 0.0 { "Infinity" } else { "-Infinity" })
+        s.serialize_str(if f > 0.0 { "Infinity" } else { "-Infinity" })
     } else {
-        json!(f)
+        s.serialize_f64(f)
     }
 }
 
-/// A component value of `ty` as JSON (`schema.rs`'s rules).
-pub(crate) fn to_json(ty: &Type, val: &Val) -> Value {
-    match (ty, val) {
-        (_, Val::Bool(b)) => json!(b),
-        (_, Val::S8(n)) => json!(n),
-        (_, Val::U8(n)) => json!(n),
-        (_, Val::S16(n)) => json!(n),
-        (_, Val::U16(n)) => json!(n),
-        (_, Val::S32(n)) => json!(n),
-        (_, Val::U32(n)) => json!(n),
-        (_, Val::S64(n)) if n.unsigned_abs() <= EXACT => json!(n),
-        (_, Val::S64(n)) => json!(n.to_string()),
-        (_, Val::U64(n)) if *n <= EXACT => json!(n),
-        (_, Val::U64(n)) => json!(n.to_string()),
-        (_, Val::Float32(f)) => float_json(f64::from(*f)),
-        (_, Val::Float64(f)) => float_json(*f),
-        (_, Val::Char(c)) => json!(c.to_string()),
-        (_, Val::String(s)) => json!(s),
-        (Type::List(list), Val::List(items)) => {
-            let inner = list.ty();
-            if matches!(inner, Type::U8) {
-                let bytes: Vec<u8> = items
-                    .iter()
-                    .filter_map(|v| match v {
-                        Val::U8(b) => Some(*b),
-                        _ => None,
-                    })
-                    .collect();
-                return json!(base64::engine::general_purpose::STANDARD.encode(bytes));
+impl Serialize for AsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (Some(ty), Some(val)) = (&self.ty, self.val) else {
+            return s.serialize_unit();
+        };
+        match (ty, val) {
+            (_, Val::Bool(b)) => s.serialize_bool(*b),
+            (_, Val::S8(n)) => s.serialize_i8(*n),
+            (_, Val::U8(n)) => s.serialize_u8(*n),
+            (_, Val::S16(n)) => s.serialize_i16(*n),
+            (_, Val::U16(n)) => s.serialize_u16(*n),
+            (_, Val::S32(n)) => s.serialize_i32(*n),
+            (_, Val::U32(n)) => s.serialize_u32(*n),
+            (_, Val::S64(n)) if n.unsigned_abs() <= EXACT => s.serialize_i64(*n),
+            (_, Val::S64(n)) => s.collect_str(n),
+            (_, Val::U64(n)) if *n <= EXACT => s.serialize_u64(*n),
+            (_, Val::U64(n)) => s.collect_str(n),
+            (_, Val::Float32(f)) => float(f64::from(*f), s),
+            (_, Val::Float64(f)) => float(*f, s),
+            (_, Val::Char(c)) => s.serialize_char(*c),
+            (_, Val::String(text)) => s.serialize_str(text),
+            (Type::List(list), Val::List(items)) => {
+                let inner = list.ty();
+                if matches!(inner, Type::U8) {
+                    let bytes: Vec<u8> = items
+                        .iter()
+                        .filter_map(|v| match v {
+                            Val::U8(b) => Some(*b),
+                            _ => None,
+                        })
+                        .collect();
+                    return s
+                        .serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes));
+                }
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&AsJson::of(inner.clone(), item))?;
+                }
+                seq.end()
             }
-            Value::Array(items.iter().map(|v| to_json(&inner, v)).collect())
-        }
-        (Type::Record(record), Val::Record(fields)) => Value::Object(
-            record
-                .fields()
-                .zip(fields)
-                .filter(|(_, (_, v))| !matches!(v, Val::Option(None)))
-                .map(|(field, (name, v))| (name.clone(), to_json(&field.ty, v)))
-                .collect::<Map<_, _>>(),
-        ),
-        (Type::Tuple(tuple), Val::Tuple(items)) => Value::Array(
-            tuple
-                .types()
-                .zip(items)
-                .map(|(t, v)| to_json(&t, v))
-                .collect(),
-        ),
-        (Type::Variant(variant), Val::Variant(tag, payload)) => {
-            let case_ty = variant.cases().find(|c| c.name == tag).and_then(|c| c.ty);
-            match (payload, case_ty) {
-                (Some(v), Some(t)) => json!({"tag": tag, "value": to_json(&t, v)}),
-                _ => json!({"tag": tag}),
+            (Type::Record(record), Val::Record(fields)) => {
+                let mut map = s.serialize_map(None)?;
+                for (field, (name, v)) in record.fields().zip(fields) {
+                    if !matches!(v, Val::Option(None)) {
+                        map.serialize_entry(name, &AsJson::of(field.ty, v))?;
+                    }
+                }
+                map.end()
             }
-        }
-        (_, Val::Enum(name)) => json!(name),
-        (_, Val::Option(None)) => Value::Null,
-        (Type::Option(option), Val::Option(Some(v))) => {
-            let inner = option.ty();
-            if matches!(inner, Type::Option(_)) {
-                json!({"some": to_json(&inner, v)})
-            } else {
-                to_json(&inner, v)
+            (Type::Tuple(tuple), Val::Tuple(items)) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for (t, v) in tuple.types().zip(items) {
+                    seq.serialize_element(&AsJson::of(t, v))?;
+                }
+                seq.end()
             }
+            (Type::Variant(variant), Val::Variant(tag, payload)) => {
+                let case_ty = variant.cases().find(|c| c.name == tag).and_then(|c| c.ty);
+                let mut map = s.serialize_map(None)?;
+                map.serialize_entry("tag", tag)?;
+                if let (Some(v), Some(t)) = (payload, case_ty) {
+                    map.serialize_entry("value", &AsJson::of(t, v))?;
+                }
+                map.end()
+            }
+            (_, Val::Enum(name)) => s.serialize_str(name),
+            (_, Val::Option(None)) => s.serialize_unit(),
+            (Type::Option(option), Val::Option(Some(v))) => {
+                let inner = option.ty();
+                if matches!(inner, Type::Option(_)) {
+                    let mut map = s.serialize_map(Some(1))?;
+                    map.serialize_entry("some", &AsJson::of(inner, v))?;
+                    map.end()
+                } else {
+                    AsJson::of(inner, v).serialize(s)
+                }
+            }
+            (Type::Result(result), Val::Result(arm)) => {
+                let (tag, ty, v) = match arm {
+                    Ok(v) => ("ok", result.ok(), v),
+                    Err(v) => ("err", result.err(), v),
+                };
+                let mut map = s.serialize_map(Some(1))?;
+                map.serialize_entry(
+                    tag,
+                    &AsJson {
+                        ty,
+                        val: v.as_deref(),
+                    },
+                )?;
+                map.end()
+            }
+            (_, Val::Flags(names)) => s.collect_seq(names),
+            _ => s.serialize_unit(),
         }
-        (Type::Result(result), Val::Result(Ok(v))) => {
-            json!({"ok": arm(result.ok(), v.as_deref())})
-        }
-        (Type::Result(result), Val::Result(Err(v))) => {
-            json!({"err": arm(result.err(), v.as_deref())})
-        }
-        (_, Val::Flags(names)) => json!(names),
-        _ => Value::Null,
     }
 }
 
-/// One arm of a `result` as JSON (`null` for an arm without a payload).
-pub(crate) fn arm(ty: Option<Type>, val: Option<&Val>) -> Value {
-    match (ty, val) {
-        (Some(t), Some(v)) => to_json(&t, v),
-        _ => Value::Null,
+/// `value` written as JSON text: `Ok` with all of it when it takes at most
+/// `cap` bytes; else `Err` with the first `cap` bytes (cut to a character
+/// boundary, so no longer JSON) and how many bytes all of it takes
+/// (counted, never kept).
+pub(crate) fn to_text(value: &AsJson<'_>, cap: usize) -> Result<String, (String, usize)> {
+    /// Keeps the first `cap` bytes and counts the rest.
+    struct Capped {
+        kept: Vec<u8>,
+        cap: usize,
+        total: usize,
     }
+    impl std::io::Write for Capped {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let room = self.cap.saturating_sub(self.kept.len());
+            self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            self.total = self.total.saturating_add(bytes.len());
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Capped {
+        kept: Vec::new(),
+        cap,
+        total: 0,
+    };
+    // Writing to memory cannot fail.
+    let _ = serde_json::to_writer(&mut out, value);
+    let text = match String::from_utf8(out.kept) {
+        Ok(text) => text,
+        Err(cut) => {
+            let bytes = cut.into_bytes();
+            let end = std::str::from_utf8(&bytes).map_or_else(|e| e.valid_up_to(), str::len);
+            String::from_utf8_lossy(&bytes[..end]).into_owned()
+        }
+    };
+    if out.total > cap {
+        return Err((text, out.total));
+    }
+    Ok(text)
 }

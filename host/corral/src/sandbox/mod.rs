@@ -270,7 +270,7 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
                         arguments,
                         context,
                     } => pre
-                        .call(&mut store, name, arguments, context)
+                        .call(&mut store, name, arguments, context, limits.output_bytes)
                         .await
                         .map(OpResult::Call),
                 }

@@ -24,6 +24,10 @@ pub(crate) enum GuestError {
     InvalidArguments(ErrorInfo),
     /// `execution-failed`.
     ExecutionFailed(ErrorInfo),
+    /// A component of another world answered a value whose JSON text takes
+    /// this many bytes, more than the output cap (counted while written,
+    /// never kept whole).
+    TooLarge(usize),
 }
 
 /// WIT `error-info`.
@@ -90,12 +94,15 @@ impl PluginPre {
     }
 
     /// Instantiates and runs `call`.
+    /// `output_bytes` is the output cap, which a component of another world
+    /// is held to while its result is written as JSON.
     pub(crate) async fn call(
         &self,
         store: &mut Store<SandboxState>,
         name: &str,
         arguments: &str,
         context: &Vec<(String, String)>,
+        output_bytes: usize,
     ) -> wasmtime::Result<Result<String, GuestError>> {
         Ok(match self {
             Self::V1(pre) => {
@@ -126,7 +133,11 @@ impl PluginPre {
                         }
                     })
             }
-            Self::Any(pre, foreign) => return foreign.call(pre, store, name, arguments).await,
+            Self::Any(pre, foreign) => {
+                return foreign
+                    .call(pre, store, name, arguments, output_bytes)
+                    .await;
+            }
         })
     }
 }

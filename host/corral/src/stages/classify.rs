@@ -97,6 +97,11 @@ pub(super) fn outcome(
             problems: vec![guest_text(info.message)],
             code: info.code,
         }),
+        Err(GuestError::TooLarge(bytes)) => Err(CallError::OutputTooLarge {
+            tool: name.to_string(),
+            bytes,
+            limit_bytes: limits.output_bytes,
+        }),
         Err(GuestError::ExecutionFailed(info)) => Err(CallError::ToolFailed {
             tool: name.to_string(),
             message: guest_text(info.message),
