@@ -143,3 +143,33 @@ async fn a_reload_picks_up_a_changed_wit_beside_the_component() {
         "Says hello to someone, by name."
     );
 }
+
+#[tokio::test]
+async fn the_resilience_layers_apply_once_the_policy_declares_a_tool_idempotent() {
+    let cache = "[resilience.tools.greet]\ncache = { ttl_ms = 600000 }\n";
+    // Not idempotent by default: a cache is refused, saying how to declare it.
+    let dir = types_dir(true, Some(&format!("version = 1\n{cache}")));
+    let refused = host(dir.path()).await;
+    let error = refused.load_errors()[0].to_string();
+    assert!(error.contains("[metadata.<tool>]"), "{error}");
+
+    let dir = types_dir(
+        true,
+        Some(&format!(
+            "version = 1\n[metadata.greet]\nidempotent = true\n{cache}"
+        )),
+    );
+    let host = host(dir.path()).await;
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    let options = CallOptions::default();
+    let first = host
+        .call_value("greet", json!({"name": "Ana"}), &options)
+        .await
+        .expect("call");
+    let second = host
+        .call_value("greet", json!({"name": "Ana"}), &options)
+        .await
+        .expect("call");
+    assert!(!first.cache_hit && second.cache_hit);
+    assert_eq!(second.text, first.text);
+}

@@ -17,16 +17,20 @@
 //! `wasi:http/incoming-handler`, ...); componentize-py's build-time `init`
 //! hook (the `exports` instance); a resource's constructor and methods;
 //! functions whose types have no JSON form (resources, futures, streams,
-//! maps, fixed-length lists).
+//! maps, fixed-length lists, error-context) or nest more than 64 deep
+//! (`types.rs`).
 //!
 //! **Metadata** these components cannot declare: no category or keywords,
 //! not idempotent (so no retry and no cache), parallelizable, latency
 //! `medium`, priority 50, no approval; a policy's `[metadata.<tool>]` sets them.
 //!
-//! **Results.** A function's result is its JSON value; a function with no
-//! result answers the empty text. A `result<T, E>` answers `T`'s value on
-//! `ok`, and on `err` the call fails as `execution-failed` with `E`'s value
-//! as JSON for its message (guest text: capped and escaped like any other).
+//! **Results.** A function's result is its JSON value, written as text
+//! under the output cap (larger is `output_too_large` with its size); a
+//! function with no result answers the empty text. A `result<T, E>` answers
+//! `T`'s value on `ok`, and on `err` the call fails as `execution-failed`
+//! with `E`'s value as JSON for its message (guest text: its first 4 KiB,
+//! escaped like any other). Lifting a result costs the host at most
+//! [`Limits::transfer_bytes`](crate::Limits::transfer_bytes).
 
 pub(crate) mod docs;
 pub(crate) mod report;

@@ -75,8 +75,8 @@ pub fn effective(
     {
         return Err(
             "the policy asks for retry or cache, but the tool is not idempotent: repeating or \
-             reusing a call could repeat its effect; drop them, or have the plugin declare the \
-             tool idempotent"
+             reusing a call could repeat its effect; drop them, or declare the tool idempotent \
+             (in the plugin's spec, or in the policy's `[metadata.<tool>]`)"
                 .into(),
         );
     }
