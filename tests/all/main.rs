@@ -29,6 +29,7 @@ mod reload;
 mod resilience;
 mod samples;
 mod search;
+mod secrets;
 mod security;
 /// The shared helpers (the `corral-test-support` crate).
 mod support {

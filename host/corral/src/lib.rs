@@ -53,6 +53,7 @@ mod resilience;
 mod resolver;
 mod sandbox;
 mod schema;
+mod secrets;
 mod spec;
 mod stages;
 mod text;
@@ -104,6 +105,7 @@ pub use resilience::{
 };
 pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};
 pub use sandbox::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, SLICE_TICKS};
+pub use secrets::{SecretError, SecretStore};
 pub use spec::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata, ToolSpec};
 pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation};
 pub use watch::{DEBOUNCE, Watcher};

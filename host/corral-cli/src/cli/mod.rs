@@ -31,6 +31,7 @@ mod list;
 mod plan;
 mod policy;
 mod report;
+mod secret;
 mod serve;
 
 use std::path::PathBuf;
@@ -179,6 +180,8 @@ enum Command {
     /// Show what a component file is and offers, without running it: world,
     /// imports, tools
     Inspect(inspect::InspectCmd),
+    /// Keep secrets for plugins in the secret store (values never printed)
+    Secret(secret::SecretCmd),
 }
 
 /// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
@@ -233,6 +236,7 @@ pub fn main() -> ExitCode {
             Command::Graph(cmd) => cmd.run(&cli.global).await,
             Command::Manifest(cmd) => cmd.run(&cli.global).await,
             Command::Inspect(cmd) => cmd.run(&cli.global).await,
+            Command::Secret(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {

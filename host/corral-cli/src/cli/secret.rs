@@ -1,0 +1,84 @@
+//! `corral secret set|list|delete NAME`: the secret store
+//! ([`corral::SecretStore`]), which holds values the host injects for
+//! plugins. Values are read from stdin and never printed.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use corral::SecretStore;
+
+use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
+
+/// Keep secrets for plugins (values never printed).
+#[derive(Args, Debug)]
+pub struct SecretCmd {
+    /// The store file [default: $XDG_CONFIG_HOME/corral/secrets.toml or
+    /// ~/.config/corral/secrets.toml]
+    #[arg(long, value_name = "FILE", env = "CORRAL_SECRETS")]
+    store: Option<PathBuf>,
+    #[command(subcommand)]
+    command: SecretCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum SecretCommand {
+    /// Set NAME to the value read from stdin (one trailing newline dropped)
+    Set {
+        /// The secret's name: letters, digits and `_`
+        name: String,
+    },
+    /// List the names of the secrets (never their values)
+    List {
+        /// Print JSON: `{"store": path, "names": [name]}`
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete NAME (exit code 1 when it was not there)
+    Delete {
+        /// The secret's name
+        name: String,
+    },
+}
+
+impl SecretCmd {
+    /// Runs the subcommand.
+    pub async fn run(self, _global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let store = self
+            .store
+            .map_or_else(SecretStore::user_default, SecretStore::at);
+        match self.command {
+            SecretCommand::Set { name } => {
+                let mut value = String::new();
+                std::io::stdin().read_to_string(&mut value)?;
+                let value = value
+                    .strip_suffix('\n')
+                    .map(|v| v.strip_suffix('\r').unwrap_or(v))
+                    .unwrap_or(&value);
+                if value.is_empty() {
+                    anyhow::bail!("no value on stdin for secret `{name}`; pipe it in");
+                }
+                store.set(&name, value)?;
+                eprintln!("secret `{name}` set in {}", store.path().display());
+            }
+            SecretCommand::List { json } => {
+                let names = store.names()?;
+                if json {
+                    print_json(&serde_json::json!({"store": store.path(), "names": names}))?;
+                } else {
+                    for name in names {
+                        outln!("{name}")?;
+                    }
+                }
+            }
+            SecretCommand::Delete { name } => {
+                if !store.delete(&name)? {
+                    eprintln!("no secret `{name}` in {}", store.path().display());
+                    return Ok(ExitCode::from(EXIT_TOOL_FAILED));
+                }
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}

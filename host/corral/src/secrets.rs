@@ -1,0 +1,211 @@
+//! The secret store: named values an operator keeps for plugins, which the
+//! host injects into outbound HTTP requests a policy binds them to
+//! (`[[http.credentials]]`) and which no guest can read: they never reach a
+//! guest's environment, files or memory.
+//!
+//! The store is a TOML file of `NAME = "value"` lines, by default
+//! `$XDG_CONFIG_HOME/corral/secrets.toml` (or `~/.config/corral/`), written
+//! with mode 0600 in a directory of mode 0700, replaced atomically (a
+//! temporary file renamed over it). Names follow `[A-Za-z0-9_]{1,64}`.
+//! Nothing here prints a value; [`SecretStore::names`] lists names only.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A secret store's errors.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SecretError {
+    /// The name breaks the rule.
+    #[error("secret name `{name}` is invalid: use 1 to 64 letters, digits and `_`")]
+    InvalidName {
+        /// The name given (escaped).
+        name: String,
+    },
+    /// The store file could not be read, parsed or written.
+    #[error("secret store {}: {message}", path.display())]
+    Store {
+        /// The store file.
+        path: PathBuf,
+        /// What went wrong and what to do.
+        message: String,
+    },
+}
+
+/// A file of named secrets (see the module docs).
+#[derive(Debug, Clone)]
+pub struct SecretStore {
+    path: PathBuf,
+}
+
+/// Whether `name` follows the secret name rule.
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl SecretStore {
+    /// The store in the file `path` (created on the first `set`).
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// The user's store: `$XDG_CONFIG_HOME/corral/secrets.toml`, or
+    /// `~/.config/corral/secrets.toml`, or `./corral-secrets.toml` when
+    /// neither variable is set.
+    pub fn user_default() -> Self {
+        let dir = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+        Self::at(match dir {
+            Some(dir) => dir.join("corral").join("secrets.toml"),
+            None => PathBuf::from("corral-secrets.toml"),
+        })
+    }
+
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn error(&self, message: impl Into<String>) -> SecretError {
+        SecretError::Store {
+            path: self.path.clone(),
+            message: message.into(),
+        }
+    }
+
+    /// Every secret, by name; empty when the file does not exist.
+    ///
+    /// # Errors
+    /// [`SecretError::Store`] when the file cannot be read or is not a table
+    /// of strings.
+    pub fn load(&self) -> Result<BTreeMap<String, String>, SecretError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(err) => return Err(self.error(format!("cannot read it: {err}"))),
+        };
+        toml::from_str(&text).map_err(|err| {
+            self.error(format!(
+                "is not a table of `NAME = \"value\"` lines ({}); fix or remove it",
+                err.message()
+            ))
+        })
+    }
+
+    /// The names of the secrets, sorted (never their values).
+    ///
+    /// # Errors
+    /// As [`Self::load`].
+    pub fn names(&self) -> Result<Vec<String>, SecretError> {
+        Ok(self.load()?.into_keys().collect())
+    }
+
+    /// Sets `name` to `value`, creating the store if needed.
+    ///
+    /// # Errors
+    /// [`SecretError::InvalidName`], or [`SecretError::Store`] when the file
+    /// cannot be read or written.
+    pub fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
+        check(name)?;
+        let mut all = self.load()?;
+        all.insert(name.to_string(), value.to_string());
+        self.save(&all)
+    }
+
+    /// Removes `name`; answers whether it was there.
+    ///
+    /// # Errors
+    /// As [`Self::set`].
+    pub fn delete(&self, name: &str) -> Result<bool, SecretError> {
+        check(name)?;
+        let mut all = self.load()?;
+        let was = all.remove(name).is_some();
+        if was {
+            self.save(&all)?;
+        }
+        Ok(was)
+    }
+
+    fn save(&self, all: &BTreeMap<String, String>) -> Result<(), SecretError> {
+        use std::io::Write as _;
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| self.error(format!("cannot create its directory: {e}")))?;
+        }
+        let text = toml::to_string(all).map_err(|e| self.error(e.to_string()))?;
+        let tmp = self.path.with_extension("toml.tmp");
+        let write = || -> std::io::Result<()> {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            file.write_all(text.as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        };
+        write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            self.error(format!("cannot write it: {e}"))
+        })
+    }
+}
+
+fn check(name: &str) -> Result<(), SecretError> {
+    if valid_name(name) {
+        Ok(())
+    } else {
+        Err(SecretError::InvalidName {
+            name: crate::text::escape(name).into_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_keeps_names_and_values_in_a_private_file() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("dir");
+        let store = SecretStore::at(dir.path().join("sub/secrets.toml"));
+        assert!(store.names().expect("empty").is_empty());
+        store.set("API_KEY", "s3cr3t \"quoted\"").expect("set");
+        store.set("OTHER", "x").expect("set");
+        assert_eq!(store.names().expect("names"), ["API_KEY", "OTHER"]);
+        assert_eq!(store.load().expect("load")["API_KEY"], "s3cr3t \"quoted\"");
+        let mode = std::fs::metadata(store.path())
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let dir_mode = std::fs::metadata(dir.path().join("sub"))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(dir_mode & 0o777, 0o700);
+        assert!(store.delete("OTHER").expect("delete"));
+        assert!(!store.delete("OTHER").expect("delete again"));
+        assert_eq!(store.names().expect("names"), ["API_KEY"]);
+        assert!(matches!(
+            store.set("bad name", "x"),
+            Err(SecretError::InvalidName { .. })
+        ));
+        std::fs::write(store.path(), "API_KEY = 5").expect("write");
+        let err = store.load().unwrap_err().to_string();
+        assert!(
+            err.contains("secrets.toml") && err.contains("NAME = \"value\""),
+            "{err}"
+        );
+    }
+}
