@@ -94,8 +94,8 @@ pub use loader::{Plugin, plugin_files};
 pub use manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
 pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
 pub use policy::{
-    DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy, PolicyError,
-    policy_path,
+    Credential, DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy,
+    PolicyError, ValuePart, policy_path,
 };
 pub use registry::Tool;
 pub use resilience::{

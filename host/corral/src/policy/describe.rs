@@ -117,6 +117,16 @@ impl Policy {
                 "tool `{tool}` has a note appended to its description"
             ));
         }
+        for credential in &self.http_credentials {
+            let secrets: Vec<&str> = credential.secrets().collect();
+            lines.push(format!(
+                "header `{}` set by the host on requests to {}, with the secret {} (the guest \
+                 never sees it)",
+                credential.header,
+                credential.host,
+                secrets.join(", ")
+            ));
+        }
         for (tool, set) in &self.metadata {
             let mut fields = Vec::new();
             if let Some(category) = &set.category {

@@ -73,6 +73,7 @@
 //! ([`HostBuilder::max_limits`](crate::HostBuilder::max_limits)) keep the plugin
 //! from loading.
 
+mod credentials;
 mod describe;
 mod presentation;
 mod raw;
@@ -88,6 +89,7 @@ use serde::Serialize;
 use crate::caps::DescribeOverrides;
 use crate::context::ContextPolicy;
 use crate::limits::LimitOverrides;
+pub use credentials::{Credential, ValuePart};
 use raw::RawPolicy;
 pub use types::HostPattern;
 
@@ -184,6 +186,9 @@ pub struct Policy {
     /// `[http] allow_private_networks = true`. An allow-list entry that is an
     /// IP literal reaches that address either way.
     pub http_private: bool,
+    /// Headers the host sets, with secrets, on requests to given
+    /// destinations (`[[http.credentials]]`).
+    pub http_credentials: Vec<Credential>,
     /// Tools (as the plugin names them) that need approval.
     pub require_approval: BTreeSet<String>,
     /// Which context keys reach the plugin; `None` keeps the host's default.
@@ -262,6 +267,7 @@ impl Policy {
             environment: Vec::new(),
             http_allow: Vec::new(),
             http_private: false,
+            http_credentials: Vec::new(),
             require_approval: BTreeSet::new(),
             context: None,
             prefix: None,
@@ -341,6 +347,7 @@ impl Policy {
                     HostPattern::parse(entry.get_ref()).map_err(|m| at(entry.span(), m))?;
                 policy.http_allow.push(pattern);
             }
+            credentials::apply(http.credentials, &mut policy, &at)?;
         }
         if let Some(approval) = raw.approval {
             policy.require_approval = approval.require.into_iter().collect();

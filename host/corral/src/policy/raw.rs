@@ -89,6 +89,17 @@ pub(super) struct RawHttp {
     pub(super) allow: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) allow_private_networks: bool,
+    #[serde(default)]
+    pub(super) credentials: Vec<RawCredential>,
+}
+
+/// `[[http.credentials]]`: a header the host sets with secrets.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCredential {
+    pub(super) host: Spanned<String>,
+    pub(super) header: Spanned<String>,
+    pub(super) value: Spanned<String>,
 }
 
 #[derive(Debug, Deserialize)]
