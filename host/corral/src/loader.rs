@@ -11,6 +11,7 @@
 //! whose bytes, policy text and WIT beside it are unchanged is reused as it
 //! is.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,6 +43,9 @@ pub struct Plugin {
     /// A digest of the WIT beside it (`NAME.wit`, where a component of
     /// another world takes its docs from), to notice changes on reload.
     docs_stamp: Option<String>,
+    /// A digest of the secret store when its policy uses secrets, so a
+    /// reload notices a changed secret.
+    secrets_stamp: Option<String>,
     grants: Grants,
     /// The caps its `describe` output and specs are held to.
     caps: DescribeCaps,
@@ -186,6 +190,20 @@ pub(crate) fn compile(
     })
 }
 
+/// A digest of `secrets` when the policy text `source` names a secret
+/// (`{secret:`), else `None`: what a reload compares.
+fn secrets_stamp(source: Option<&str>, secrets: &BTreeMap<String, String>) -> Option<String> {
+    source.filter(|s| s.contains("{secret:"))?;
+    let mut digest = Sha256::new();
+    for (name, value) in secrets {
+        digest.update(name.as_bytes());
+        digest.update([0]);
+        digest.update(value.as_bytes());
+        digest.update([0]);
+    }
+    Some(hex::encode(digest.finalize()))
+}
+
 /// Reads the policy, reads and checks the bytes, and compiles and links one
 /// file, unless `previous` holds the same bytes under the same policy. Runs on
 /// a blocking thread.
@@ -196,6 +214,7 @@ fn compile_one(
     path: &Path,
     limits: &LoadLimits,
     previous: Option<&Described>,
+    secrets: &BTreeMap<String, String>,
 ) -> Result<Compiled, LoadErrorReason> {
     let policy_file = policy_path(path);
     let policy_source = match std::fs::read_to_string(&policy_file) {
@@ -211,10 +230,12 @@ fn compile_one(
     let bytes = std::fs::read(path).map_err(|e| LoadErrorReason::Io(e.to_string()))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let docs_stamp = crate::foreign::docs::sidecar_stamp(path);
+    let secrets_stamp = secrets_stamp(policy_source.as_deref(), secrets);
     if let Some((plugin, specs)) = previous
         && plugin.sha256 == sha256
         && plugin.policy_source == policy_source
         && plugin.docs_stamp == docs_stamp
+        && plugin.secrets_stamp == secrets_stamp
     {
         return Ok(Compiled::Reused((plugin.clone(), specs.clone())));
     }
@@ -335,7 +356,8 @@ fn compile_one(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let grants = Grants::from_policy(&policy, &name);
+    let grants = Grants::from_policy(&policy, &name, secrets)
+        .map_err(|m| LoadErrorReason::Policy(format!("{}: {m}", policy_file.display())))?;
     let describe_limits = match policy.describe.timeout_ms {
         Some(ms) => limits.describe.with_timeout_ms(ms),
         None => limits.describe,
@@ -350,6 +372,7 @@ fn compile_one(
         policy: Arc::new(policy),
         policy_source,
         docs_stamp,
+        secrets_stamp,
         grants,
     })))
 }
@@ -370,6 +393,8 @@ pub(crate) struct LoadContext<'a> {
     pub required: &'a std::collections::BTreeSet<String>,
     /// Counts the per-tool runtime states alive.
     pub states: &'a crate::resilience::state::StateCount,
+    /// Where `[[http.credentials]]` find their secrets; `None`: nowhere.
+    pub secrets: Option<&'a crate::secrets::SecretStore>,
 }
 
 /// Compiles every file in parallel (reusing what `previous` already holds
@@ -382,12 +407,31 @@ pub(crate) async fn load_files(
     previous: &std::collections::BTreeMap<PathBuf, Described>,
 ) -> (Vec<Described>, Vec<LoadError>) {
     let mut tasks = tokio::task::JoinSet::new();
+    // Read once per load; a plugin whose credentials need a secret the
+    // store lacks fails with the secret's name.
+    let secrets = Arc::new(match ctx.secrets.map(crate::secrets::SecretStore::load) {
+        None => BTreeMap::new(),
+        Some(Ok(secrets)) => secrets,
+        Some(Err(err)) => {
+            tracing::error!("{err}; plugins whose policies use secrets will not load");
+            BTreeMap::new()
+        }
+    });
     for (index, path) in files.into_iter().enumerate() {
         let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());
         let limits = ctx.limits;
         let previous = previous.get(&path).cloned();
+        let secrets = secrets.clone();
         tasks.spawn_blocking(move || {
-            let result = compile_one(&engine, &linker, &cache, &path, &limits, previous.as_ref());
+            let result = compile_one(
+                &engine,
+                &linker,
+                &cache,
+                &path,
+                &limits,
+                previous.as_ref(),
+                &secrets,
+            );
             (index, path, result)
         });
     }

@@ -82,6 +82,10 @@ pub struct GlobalArgs {
     /// Compile every plugin instead of using the precompiled cache
     #[arg(long, global = true)]
     no_cache: bool,
+    /// The secret store `[[http.credentials]]` take secrets from [default:
+    /// $XDG_CONFIG_HOME/corral/secrets.toml or ~/.config/corral/secrets.toml]
+    #[arg(long, global = true, value_name = "FILE", env = "CORRAL_SECRETS")]
+    pub secrets: Option<PathBuf>,
     /// Serve the built-in `tool_search` tool (free text, `category:NAME`,
     /// `info:TOOL`, `list`)
     #[arg(long, global = true)]
@@ -125,6 +129,13 @@ impl GlobalArgs {
         }
     }
 
+    /// The secret store these options name.
+    pub fn secret_store(&self) -> corral::SecretStore {
+        self.secrets
+            .clone()
+            .map_or_else(corral::SecretStore::user_default, corral::SecretStore::at)
+    }
+
     /// Builds the host from these options.
     pub async fn host(&self) -> anyhow::Result<Host> {
         self.host_with(Ok).await
@@ -140,6 +151,7 @@ impl GlobalArgs {
             .plugin_dir(&dir)
             .limits(self.limits()?)
             .cache(self.cache())
+            .secrets(self.secret_store())
             .tool_search(self.tool_search)
             .groups(self.groups.iter().cloned());
         if let Some(pattern) = &self.exclude_tools {

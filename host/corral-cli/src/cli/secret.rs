@@ -3,21 +3,16 @@
 //! plugins. Values are read from stdin and never printed.
 
 use std::io::Read as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use corral::SecretStore;
 
 use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
 
 /// Keep secrets for plugins (values never printed).
+/// The store is the one `--secrets` names (env `CORRAL_SECRETS`).
 #[derive(Args, Debug)]
 pub struct SecretCmd {
-    /// The store file [default: $XDG_CONFIG_HOME/corral/secrets.toml or
-    /// ~/.config/corral/secrets.toml]
-    #[arg(long, value_name = "FILE", env = "CORRAL_SECRETS")]
-    store: Option<PathBuf>,
     #[command(subcommand)]
     command: SecretCommand,
 }
@@ -44,10 +39,8 @@ enum SecretCommand {
 
 impl SecretCmd {
     /// Runs the subcommand.
-    pub async fn run(self, _global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-        let store = self
-            .store
-            .map_or_else(SecretStore::user_default, SecretStore::at);
+    pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let store = global.secret_store();
         match self.command {
             SecretCommand::Set { name } => {
                 let mut value = String::new();

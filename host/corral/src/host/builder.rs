@@ -66,6 +66,7 @@ pub struct HostBuilder {
     resolver: Arc<dyn Resolver>,
     discovery: Discovery,
     any_component: bool,
+    secrets: Option<crate::secrets::SecretStore>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -98,6 +99,7 @@ impl Default for HostBuilder {
             resolver: Arc::new(SystemResolver),
             discovery: Discovery::default(),
             any_component: true,
+            secrets: None,
         }
     }
 }
@@ -320,6 +322,16 @@ impl HostBuilder {
         self
     }
 
+    /// The secret store `[[http.credentials]]` take their secrets from,
+    /// read on every load and reload ([`SecretStore`](crate::SecretStore)).
+    /// Default: none, so a plugin whose policy names a secret fails to
+    /// load, saying which.
+    #[must_use]
+    pub fn secrets(mut self, store: crate::secrets::SecretStore) -> Self {
+        self.secrets = Some(store);
+        self
+    }
+
     /// Groups the served tools behind facades for progressive disclosure
     /// (Embabel's `UnfoldingTool`): one per plugin, one per category, or
     /// the operator's `disclosure.toml`; see
@@ -389,6 +401,7 @@ impl HostBuilder {
                 discovery: &discovery,
                 required: &self.required,
                 states: &states,
+                secrets: self.secrets.as_ref(),
             },
             None,
         )
@@ -453,6 +466,7 @@ impl HostBuilder {
                 changes,
                 discovery,
                 states,
+                secrets: self.secrets,
             }),
         })
     }

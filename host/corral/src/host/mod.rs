@@ -69,6 +69,8 @@ struct HostInner {
     discovery: crate::discovery::Discovery,
     /// Counts the per-tool runtime states alive.
     states: crate::resilience::state::StateCount,
+    /// Where `[[http.credentials]]` find their secrets, on every load.
+    secrets: Option<crate::secrets::SecretStore>,
 }
 
 impl std::fmt::Debug for Host {
@@ -143,6 +145,7 @@ impl Host {
                 discovery: &self.inner.discovery,
                 required: &self.inner.env.required,
                 states: &self.inner.states,
+                secrets: self.inner.secrets.as_ref(),
             },
             Some(&previous),
         )

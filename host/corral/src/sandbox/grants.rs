@@ -5,6 +5,7 @@
 //! [`Grants::none`] is the default of every plugin without a policy and of every
 //! `describe` at load: nothing.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
@@ -23,6 +24,28 @@ pub struct Grants {
     /// Whether an allowed name may resolve to an internal address
     /// (`[http] allow_private_networks`).
     pub http_private: bool,
+    /// Headers the host sets on requests to a destination
+    /// (`[[http.credentials]]`), their secrets filled in at load.
+    pub http_credentials: Arc<[Injected]>,
+    /// The secrets those headers use, by name, for the leak scan.
+    pub secrets: Arc<[(String, String)]>,
+}
+
+/// A header the host sets on outbound requests to `host`.
+#[derive(Clone)]
+pub struct Injected {
+    /// Where it goes.
+    pub host: HostPattern,
+    /// The header.
+    pub name: http::HeaderName,
+    /// Its value, secrets filled in (marked sensitive).
+    pub value: http::HeaderValue,
+}
+
+impl std::fmt::Debug for Injected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Injected({} for {}, value hidden)", self.name, self.host)
+    }
 }
 
 impl Grants {
@@ -31,9 +54,42 @@ impl Grants {
         Self::default()
     }
 
-    /// The grants of `policy`. Pass-through variables are read from the host's
-    /// environment now; unset ones are skipped with a WARN.
-    pub fn from_policy(policy: &Policy, plugin: &str) -> Self {
+    /// The grants of `policy`, with the secrets of `secrets` filled into its
+    /// `[[http.credentials]]`. Pass-through variables are read from the
+    /// host's environment now; unset ones are skipped with a WARN.
+    ///
+    /// # Errors
+    /// A message naming a credential's secret the store lacks, or one that
+    /// cannot be in a header.
+    pub fn from_policy(
+        policy: &Policy,
+        plugin: &str,
+        secrets: &BTreeMap<String, String>,
+    ) -> Result<Self, String> {
+        let mut injected = Vec::new();
+        let mut used = BTreeMap::new();
+        for credential in &policy.http_credentials {
+            let value = credential.render(secrets)?;
+            let mut value = http::HeaderValue::from_str(&value).map_err(|_| {
+                format!(
+                    "the header `{}` for {} is not a valid header value once its secrets are \
+                     filled in; check them",
+                    credential.header, credential.host
+                )
+            })?;
+            value.set_sensitive(true);
+            injected.push(Injected {
+                host: credential.host.clone(),
+                name: http::HeaderName::from_bytes(credential.header.as_bytes())
+                    .map_err(|e| e.to_string())?,
+                value,
+            });
+            for name in credential.secrets() {
+                if let Some(secret) = secrets.get(name) {
+                    used.insert(name.to_string(), secret.clone());
+                }
+            }
+        }
         let env = policy
             .environment
             .iter()
@@ -52,12 +108,14 @@ impl Grants {
                 },
             })
             .collect();
-        Self {
+        Ok(Self {
             dirs: policy.filesystem.clone(),
             env,
             http_allow: policy.http_allow.clone().into(),
             http_private: policy.http_private,
-        }
+            http_credentials: injected.into(),
+            secrets: used.into_iter().collect::<Vec<_>>().into(),
+        })
     }
 
     /// Adds the directory and environment grants to a WASI context.

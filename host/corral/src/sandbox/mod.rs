@@ -202,6 +202,7 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
         http: WasiHttpCtx::new(),
         http_gate: HttpGate {
             allow: setup.grants.http_allow.clone(),
+            credentials: setup.grants.http_credentials.clone(),
             allow_private: setup.grants.http_private,
             resolver: setup.resolver,
             plugin: setup.plugin.clone(),

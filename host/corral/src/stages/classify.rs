@@ -37,6 +37,37 @@ pub(super) fn outcome(
     let name = tool.spec().name.as_str();
     log_stdio(name, "stdout", &report.stdout);
     log_stdio(name, "stderr", &report.stderr);
+    // The leak scan: no form of a secret the plugin's credentials use may
+    // leave in its output or error text.
+    let secrets = tool.plugin().map(|p| p.grants().secrets.clone());
+    let scrub = |text: String| -> String {
+        let Some(secrets) = secrets.as_deref().filter(|s| !s.is_empty()) else {
+            return text;
+        };
+        let (clean, count) = crate::secrets::redact(&text, secrets);
+        if count == 0 {
+            return text;
+        }
+        tracing::warn!(
+            tool = name,
+            redacted = count,
+            "a secret the host injects for this plugin appeared in what it returned; redacted"
+        );
+        clean.into_owned()
+    };
+    let result = match result {
+        Err(Failure::Trap(message)) => Err(Failure::Trap(scrub(message))),
+        Ok(OpResult::Call(Ok(text))) => Ok(OpResult::Call(Ok(scrub(text)))),
+        Ok(OpResult::Call(Err(GuestError::InvalidArguments(mut info)))) => {
+            info.message = scrub(info.message);
+            Ok(OpResult::Call(Err(GuestError::InvalidArguments(info))))
+        }
+        Ok(OpResult::Call(Err(GuestError::ExecutionFailed(mut info)))) => {
+            info.message = scrub(info.message);
+            Ok(OpResult::Call(Err(GuestError::ExecutionFailed(info))))
+        }
+        other => other,
+    };
     let returned = match result {
         Ok(OpResult::Call(returned)) => returned,
         Ok(OpResult::Describe(_)) => {

@@ -34,6 +34,8 @@ pub use resolve::{ResolveFuture, Resolver, SystemResolver};
 /// The `wasi:http` hooks of one call.
 pub(crate) struct HttpGate {
     pub allow: Arc<[HostPattern]>,
+    /// Headers the host sets on requests to given destinations.
+    pub credentials: Arc<[super::grants::Injected]>,
     /// `[http] allow_private_networks` of the plugin's policy.
     pub allow_private: bool,
     pub resolver: Arc<dyn Resolver>,
@@ -80,6 +82,37 @@ impl HttpGate {
             tls: scheme == "https",
             literal_entry: entry.ip().is_some(),
         })
+    }
+
+    /// Sets the headers of `[[http.credentials]]` whose destination is the
+    /// request's (already admitted by the allow-list), replacing any the
+    /// guest set under the same name (logged).
+    fn inject(&self, request: &mut http::Request<WasiBody>) {
+        let uri = request.uri().clone();
+        let scheme = uri.scheme_str().unwrap_or("");
+        let Some(host) = uri.host() else { return };
+        let port = uri.port_u16().unwrap_or(match scheme {
+            "http" => 80,
+            "https" => 443,
+            _ => 0,
+        });
+        for credential in self.credentials.iter() {
+            if !credential.host.matches(scheme, host, port) {
+                continue;
+            }
+            if request.headers().contains_key(&credential.name) {
+                tracing::warn!(
+                    plugin = &*self.plugin,
+                    tool = &*self.tool,
+                    url = %uri,
+                    header = %credential.name,
+                    "the guest set a header the host injects; replaced"
+                );
+            }
+            request
+                .headers_mut()
+                .insert(credential.name.clone(), credential.value.clone());
+        }
     }
 
     fn deny(&self, uri: &http::Uri, reason: &str) {
@@ -142,7 +175,7 @@ impl HttpGate {
 impl WasiHttpHooks for HttpGate {
     fn send_request(
         &mut self,
-        request: http::Request<WasiBody>,
+        mut request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
         fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Pending {
@@ -161,8 +194,10 @@ impl WasiHttpHooks for HttpGate {
             );
             return Box::new(async { Err(Error::HttpRequestDenied) });
         };
+        self.inject(&mut request);
         let gate = HttpGate {
             allow: self.allow.clone(),
+            credentials: self.credentials.clone(),
             allow_private: self.allow_private,
             resolver: self.resolver.clone(),
             plugin: self.plugin.clone(),
