@@ -180,6 +180,19 @@ async fn the_host_injects_a_credential_the_guest_never_sees_and_redacts_its_echo
         out.text
     );
 
+    // A header of the same name the guest sets is replaced, not sent.
+    let url = format!("http://127.0.0.1:{}/y", server.port);
+    host.call_value(
+        "web_fetch_with",
+        serde_json::json!({ "url": url, "headers": [["Authorization", "Bearer guest-made"]] }),
+        &corral::CallOptions::default(),
+    )
+    .await
+    .expect("fetch");
+    let heads = server.heads.lock().expect("lock").clone();
+    assert!(!heads[1].contains("guest-made"), "{heads:?}");
+    assert!(heads[1].contains(secret), "{heads:?}");
+
     // Another allowed destination gets no credential.
     let url = format!("http://127.0.0.1:{}/x", other.port);
     host.call_value(

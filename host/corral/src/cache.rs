@@ -1,4 +1,6 @@
-//! The on-disk cache of precompiled components.
+//! The on-disk cache of precompiled components, and [`compile`], the one
+//! place a file's bytes become a component (with the load error each way
+//! that can fail).
 //!
 //! Compiling a component takes 100 ms (a small Rust guest) to 10 s (a Python or
 //! JavaScript one); loading the precompiled artifact takes well under a
@@ -145,4 +147,39 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)
+}
+
+const WASM_MAGIC: &[u8; 4] = b"\0asm";
+const CORE_VERSION: [u8; 4] = [1, 0, 0, 0];
+
+/// Compiles the component `bytes` (whose sha256 is `sha256`), or loads it
+/// from `cache`: the one place a file becomes a [`Component`] (loading and
+/// [`Host::inspect`](crate::Host::inspect)).
+///
+/// # Errors
+/// [`LoadErrorReason::NotWasm`], [`LoadErrorReason::CoreModule`],
+/// [`LoadErrorReason::MemoryTooLarge`], [`LoadErrorReason::AsyncAbi`] or
+/// [`LoadErrorReason::InvalidComponent`].
+pub(crate) fn compile(
+    engine: &Engine,
+    cache: &ComponentCache,
+    bytes: &[u8],
+    sha256: &str,
+) -> Result<(Component, CacheOutcome), crate::error::LoadErrorReason> {
+    if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
+        return Err(crate::error::LoadErrorReason::NotWasm);
+    }
+    if bytes[4..8] == CORE_VERSION {
+        return Err(crate::error::LoadErrorReason::CoreModule);
+    }
+    cache.load_or_compile(engine, bytes, sha256).map_err(|e| {
+        let cause = format!("{:#}", e.root_cause());
+        if cause.contains("minimum byte size") {
+            crate::error::LoadErrorReason::MemoryTooLarge(cause)
+        } else if cause.contains("component model async") {
+            crate::error::LoadErrorReason::AsyncAbi(cause)
+        } else {
+            crate::error::LoadErrorReason::InvalidComponent(cause)
+        }
+    })
 }

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Linker;
 
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::caps::DescribeCaps;
@@ -155,55 +155,6 @@ pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, HostError> {
     Ok(files)
 }
 
-const WASM_MAGIC: &[u8; 4] = b"\0asm";
-const CORE_VERSION: [u8; 4] = [1, 0, 0, 0];
-
-/// Compiles the component `bytes` (whose sha256 is `sha256`), or loads it
-/// from `cache`: the one place a file becomes a [`Component`] (loading and
-/// [`Host::inspect`](crate::Host::inspect)).
-///
-/// # Errors
-/// [`LoadErrorReason::NotWasm`], [`LoadErrorReason::CoreModule`],
-/// [`LoadErrorReason::MemoryTooLarge`], [`LoadErrorReason::AsyncAbi`] or
-/// [`LoadErrorReason::InvalidComponent`].
-pub(crate) fn compile(
-    engine: &Engine,
-    cache: &ComponentCache,
-    bytes: &[u8],
-    sha256: &str,
-) -> Result<(Component, CacheOutcome), LoadErrorReason> {
-    if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
-        return Err(LoadErrorReason::NotWasm);
-    }
-    if bytes[4..8] == CORE_VERSION {
-        return Err(LoadErrorReason::CoreModule);
-    }
-    cache.load_or_compile(engine, bytes, sha256).map_err(|e| {
-        let cause = format!("{:#}", e.root_cause());
-        if cause.contains("minimum byte size") {
-            LoadErrorReason::MemoryTooLarge(cause)
-        } else if cause.contains("component model async") {
-            LoadErrorReason::AsyncAbi(cause)
-        } else {
-            LoadErrorReason::InvalidComponent(cause)
-        }
-    })
-}
-
-/// A digest of `secrets` when the policy text `source` names a secret
-/// (`{secret:`), else `None`: what a reload compares.
-fn secrets_stamp(source: Option<&str>, secrets: &BTreeMap<String, String>) -> Option<String> {
-    source.filter(|s| s.contains("{secret:"))?;
-    let mut digest = Sha256::new();
-    for (name, value) in secrets {
-        digest.update(name.as_bytes());
-        digest.update([0]);
-        digest.update(value.as_bytes());
-        digest.update([0]);
-    }
-    Some(hex::encode(digest.finalize()))
-}
-
 /// Reads the policy, reads and checks the bytes, and compiles and links one
 /// file, unless `previous` holds the same bytes under the same policy. Runs on
 /// a blocking thread.
@@ -230,7 +181,7 @@ fn compile_one(
     let bytes = std::fs::read(path).map_err(|e| LoadErrorReason::Io(e.to_string()))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let docs_stamp = crate::foreign::docs::sidecar_stamp(path);
-    let secrets_stamp = secrets_stamp(policy_source.as_deref(), secrets);
+    let secrets_stamp = crate::secrets::stamp(policy_source.as_deref(), secrets);
     if let Some((plugin, specs)) = previous
         && plugin.sha256 == sha256
         && plugin.policy_source == policy_source
@@ -274,7 +225,7 @@ fn compile_one(
         )));
     }
     let started = Instant::now();
-    let (component, outcome) = compile(engine, cache, &bytes, &sha256)?;
+    let (component, outcome) = crate::cache::compile(engine, cache, &bytes, &sha256)?;
     tracing::debug!(
         plugin = %path.display(),
         cached = outcome == CacheOutcome::Hit,

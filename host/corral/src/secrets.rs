@@ -170,6 +170,21 @@ fn check(name: &str) -> Result<(), SecretError> {
     }
 }
 
+/// A digest of `secrets` when the policy text `source` names a secret
+/// (`{secret:`), else `None`: what a reload compares.
+pub(crate) fn stamp(source: Option<&str>, secrets: &BTreeMap<String, String>) -> Option<String> {
+    use sha2::Digest as _;
+    source.filter(|s| s.contains("{secret:"))?;
+    let mut digest = sha2::Sha256::new();
+    for (name, value) in secrets {
+        digest.update(name.as_bytes());
+        digest.update([0]);
+        digest.update(value.as_bytes());
+        digest.update([0]);
+    }
+    Some(hex::encode(digest.finalize()))
+}
+
 /// Shortest form of a secret that is searched for: 8 characters (shorter
 /// ones would match ordinary text).
 const MIN_FORM: usize = 8;

@@ -67,7 +67,7 @@ pub(crate) fn inspect(
     };
     let bytes = std::fs::read(path).map_err(|e| error(LoadErrorReason::Io(e.to_string())))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
-    let (component, _) = crate::loader::compile(engine, cache, &bytes, &sha256).map_err(error)?;
+    let (component, _) = crate::cache::compile(engine, cache, &bytes, &sha256).map_err(error)?;
     let ours = linker
         .instantiate_pre(&component)
         .ok()
