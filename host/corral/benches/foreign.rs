@@ -26,7 +26,7 @@ mod interleaved;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use corral::{CallOptions, ComponentCache, Host};
+use corral::{CallOptions, Host};
 
 const CALLS: usize = 4_000;
 const ROUNDS: usize = 7;
@@ -94,8 +94,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let mut dirs = Vec::new();
-    let hosts: Vec<Host> = HOSTS
+    let (_dirs, hosts): (Vec<_>, Vec<Host>) = HOSTS
         .iter()
         .map(|(_, file, _)| {
             let guest = guests_dir().join(file);
@@ -104,21 +103,9 @@ fn main() {
                 "{} is missing: `cargo test` builds the Rust test fixtures",
                 guest.display()
             );
-            let dir = tempfile::tempdir().expect("dir");
-            std::fs::copy(&guest, dir.path().join(file)).expect("copy");
-            let host = rt
-                .block_on(
-                    Host::builder()
-                        .plugin_dir(dir.path())
-                        .cache(ComponentCache::disabled())
-                        .build(),
-                )
-                .expect("host");
-            assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
-            dirs.push(dir);
-            host
+            interleaved::host(&rt, &guest, file, None)
         })
-        .collect();
+        .unzip();
     let (calls, rounds, warm_up) = if measuring {
         (CALLS, ROUNDS, WARM_UP)
     } else {

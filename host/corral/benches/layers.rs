@@ -21,7 +21,7 @@ mod interleaved;
 
 use std::time::Instant;
 
-use corral::{CallOptions, ComponentCache, Host};
+use corral::{CallOptions, Host};
 
 const CALLS: usize = 4_000;
 const ROUNDS: usize = 7;
@@ -76,36 +76,14 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let dirs: Vec<tempfile::TempDir> = HOSTS
+    let (_dirs, hosts): (Vec<_>, Vec<Host>) = HOSTS
         .iter()
         .map(|(_, table)| {
-            let dir = tempfile::tempdir().expect("dir");
-            std::fs::copy(&plugin, dir.path().join("encode.wasm")).expect("copy");
-            if !table.is_empty() {
-                std::fs::write(
-                    dir.path().join("encode.policy.toml"),
-                    format!("version = 1\n[resilience.tools.sha256]\n{table}"),
-                )
-                .expect("policy");
-            }
-            dir
+            let policy = (!table.is_empty())
+                .then(|| format!("version = 1\n[resilience.tools.sha256]\n{table}"));
+            interleaved::host(&rt, &plugin, "encode.wasm", policy.as_deref())
         })
-        .collect();
-    let hosts: Vec<Host> = dirs
-        .iter()
-        .map(|dir| {
-            let host = rt
-                .block_on(
-                    Host::builder()
-                        .plugin_dir(dir.path())
-                        .cache(ComponentCache::disabled())
-                        .build(),
-                )
-                .expect("host");
-            assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
-            host
-        })
-        .collect();
+        .unzip();
     let (calls, rounds, warm_up) = if measuring {
         (CALLS, ROUNDS, WARM_UP)
     } else {

@@ -4,6 +4,33 @@
 //! per host, the median over rounds of its per-round median, of its ratio to
 //! the first host of the same round, and of the difference.
 
+/// A host over a new directory holding `guest` as `file`, and `policy` as
+/// its policy when given, with no component cache (every host compiles its
+/// own); fails the bench if any plugin does not load.
+pub fn host(
+    rt: &tokio::runtime::Runtime,
+    guest: &std::path::Path,
+    file: &str,
+    policy: Option<&str>,
+) -> (tempfile::TempDir, corral::Host) {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(guest, dir.path().join(file)).expect("copy");
+    if let Some(policy) = policy {
+        let stem = file.trim_end_matches(".wasm");
+        std::fs::write(dir.path().join(format!("{stem}.policy.toml")), policy).expect("policy");
+    }
+    let host = rt
+        .block_on(
+            corral::Host::builder()
+                .plugin_dir(dir.path())
+                .cache(corral::ComponentCache::disabled())
+                .build(),
+        )
+        .expect("host");
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    (dir, host)
+}
+
 /// The median of `values` (the upper one of an even count).
 pub fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);

@@ -340,6 +340,19 @@ mod tests {
     use crate::foreign::docs::Docs;
     use crate::foreign::types::TypeFacts;
 
+    /// The WIT text `wit` parsed, and its function `f`.
+    fn function_f(wit: &str) -> (wit_parser::Resolve, wit_parser::Function) {
+        let mut resolve = wit_parser::Resolve::default();
+        resolve.push_str("deep.wit", wit).expect("parses");
+        let function = resolve
+            .interfaces
+            .iter()
+            .find_map(|(_, i)| i.functions.get("f"))
+            .expect("f")
+            .clone();
+        (resolve, function)
+    }
+
     #[test]
     fn a_type_used_twice_at_every_level_is_defined_once() {
         // r0 is a u8; each r<n> holds two r<n-1>: r40 inlined would be 2^40
@@ -353,14 +366,7 @@ mod tests {
             ));
         }
         wit.push_str("  f: func(x: r40, y: r40);\n}\n");
-        let mut resolve = wit_parser::Resolve::default();
-        resolve.push_str("deep.wit", &wit).expect("parses");
-        let function = resolve
-            .interfaces
-            .iter()
-            .find_map(|(_, i)| i.functions.get("f"))
-            .expect("f")
-            .clone();
+        let (resolve, function) = function_f(&wit);
         let docs = Docs::default();
         let schemas = Schemas::new(TypeFacts::new(&resolve, &docs), &docs);
         let ty = function.params[0].ty;
@@ -399,14 +405,7 @@ mod tests {
             wit.push('>');
         }
         wit.push_str(");\n}\n");
-        let mut resolve = wit_parser::Resolve::default();
-        resolve.push_str("deep.wit", &wit).expect("parses");
-        let function = resolve
-            .interfaces
-            .iter()
-            .find_map(|(_, i)| i.functions.get("f"))
-            .expect("f")
-            .clone();
+        let (resolve, function) = function_f(&wit);
         let docs = Docs::default();
         let facts = TypeFacts::new(&resolve, &docs);
         assert_eq!(facts.depth(&function.params[0].ty), 80);
