@@ -78,11 +78,40 @@ fn secrets_go_in_on_stdin_and_never_come_out() {
 }
 
 /// A one-thread HTTP/1.1 server on 127.0.0.1 that answers every request
-/// with the request's own head (so a tool's output echoes the headers it
-/// sent), and keeps the heads it saw.
+/// with the request's own head and body (so a tool's output echoes the
+/// headers it sent), copies its `Authorization` into an
+/// `X-Echo-Authorization` response header, and keeps what it saw.
 struct EchoServer {
     port: u16,
     heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+/// The body of a request whose head is `head`: `content-length` bytes, or
+/// chunks, from `reader`.
+fn read_body(reader: &mut impl std::io::BufRead, head: &str) -> String {
+    let lower = head.to_ascii_lowercase();
+    let mut body = Vec::new();
+    if lower.contains("transfer-encoding: chunked") {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).expect("chunk size");
+            let size = usize::from_str_radix(size.trim(), 16).expect("hex size");
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).expect("chunk");
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    } else if let Some(line) = lower.lines().find(|l| l.starts_with("content-length:")) {
+        let length: usize = line["content-length:".len()..]
+            .trim()
+            .parse()
+            .expect("length");
+        body.resize(length, 0);
+        reader.read_exact(&mut body).expect("body");
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 impl EchoServer {
@@ -102,12 +131,23 @@ impl EchoServer {
                     head.push_str(&line);
                     line.clear();
                 }
-                seen.lock().expect("lock").push(head.clone());
+                let body = read_body(&mut reader, &head);
+                let echo = format!("{head}\r\n{body}");
+                seen.lock().expect("lock").push(echo.clone());
+                let authorization = head
+                    .lines()
+                    .find_map(|l| {
+                        l.strip_prefix("authorization: ")
+                            .or(l.strip_prefix("Authorization: "))
+                    })
+                    .unwrap_or("none")
+                    .trim()
+                    .to_string();
                 let _ = write!(
                     stream,
                     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{head}",
-                    head.len()
+                     X-Echo-Authorization: {authorization}\r\nConnection: close\r\n\r\n{echo}",
+                    echo.len()
                 );
             }
         });
@@ -206,5 +246,235 @@ async fn the_host_injects_a_credential_the_guest_never_sees_and_redacts_its_echo
     assert!(
         !heads[0].to_ascii_lowercase().contains("authorization"),
         "{heads:?}"
+    );
+}
+
+/// A plugin directory with the Spin fixture whose policy allows `server` and
+/// `other`, and injects `EXAMPLE_KEY` into requests to `server`; a store
+/// holding `secret`; and an audit log. Answers the host, the directory and
+/// store guards, and the audit log's path.
+async fn spin_host(
+    server: &EchoServer,
+    other: &EchoServer,
+    secret: &str,
+) -> (corral::Host, Vec<tempfile::TempDir>, std::path::PathBuf) {
+    let dir = crate::support::plugin_dir(&[]);
+    std::fs::copy(
+        crate::support::guest(crate::support::ANY_SPIN),
+        dir.path().join("spin.wasm"),
+    )
+    .expect("copy");
+    std::fs::write(
+        dir.path().join("spin.policy.toml"),
+        format!(
+            "version = 1\n[http]\nallow = [\"http://127.0.0.1:{0}\", \"http://127.0.0.1:{1}\"]\n\
+             [[http.credentials]]\nhost = \"http://127.0.0.1:{0}\"\nheader = \"Authorization\"\n\
+             value = \"Bearer {{secret:EXAMPLE_KEY}}\"\n",
+            server.port, other.port
+        ),
+    )
+    .expect("policy");
+    let store_dir = tempfile::tempdir().expect("store");
+    let store = corral::SecretStore::at(store_dir.path().join("secrets.toml"));
+    store.set("EXAMPLE_KEY", secret).expect("set");
+    let audit = store_dir.path().join("audit.jsonl");
+    let host = corral::Host::builder()
+        .plugin_dir(dir.path())
+        .pool(crate::support::pool())
+        .cache(crate::support::cache())
+        .secrets(store)
+        .audit_log(corral::AuditLog::open(&audit).expect("audit"))
+        .build()
+        .await
+        .expect("host");
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    (host, vec![dir, store_dir], audit)
+}
+
+/// The audit log's records with a `secrets_redacted` count, as (tool, count).
+fn redacted_calls(audit: &std::path::Path) -> Vec<(String, u64)> {
+    std::fs::read_to_string(audit)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("json"))
+        .filter_map(|record| {
+            let count = record.get("secrets_redacted")?.as_u64()?;
+            Some((record["tool"].as_str()?.to_string(), count))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_guest_reads_no_echoed_secret_and_cannot_send_one_elsewhere() {
+    let server = EchoServer::start();
+    let other = EchoServer::start();
+    let secret = "sk-test-0123456789abcdef";
+    let (host, _dirs, audit) = spin_host(&server, &other, secret).await;
+    let exchange = |url: String, headers: serde_json::Value, body: serde_json::Value| {
+        let host = &host;
+        async move {
+            host.call_value(
+                "web_exchange",
+                serde_json::json!({ "url": url, "headers": headers, "body": body }),
+                &corral::CallOptions::default(),
+            )
+            .await
+        }
+    };
+
+    // The server echoes the injected header in a response header and in its
+    // body; the guest reads both with the secret already redacted (the body
+    // comes back reversed, a form no output scan looks for).
+    let out = exchange(
+        format!("http://127.0.0.1:{}/echo", server.port),
+        serde_json::json!([]),
+        serde_json::Value::Null,
+    )
+    .await
+    .expect("exchange");
+    let heads = server.heads.lock().expect("lock").clone();
+    assert!(heads[0].contains(secret), "the server got the credential");
+    let json = out.json.expect("json");
+    let body: String = json["body-reversed"]
+        .as_str()
+        .expect("body")
+        .chars()
+        .rev()
+        .collect();
+    assert!(
+        body.contains("Bearer [secret EXAMPLE_KEY redacted]"),
+        "{body}"
+    );
+    assert!(!body.contains("0123456789"), "{body}");
+    let echoed = json["headers"]
+        .as_array()
+        .expect("headers")
+        .iter()
+        .find(|pair| pair[0] == "x-echo-authorization")
+        .expect("echo header")[1]
+        .clone();
+    assert_eq!(echoed, "Bearer [secret EXAMPLE_KEY redacted]");
+    assert!(!out.text.contains("0123456789"), "{}", out.text);
+
+    // A secret the guest holds anyway (here, passed in) does not leave in a
+    // header or body to any destination ...
+    exchange(
+        format!("http://127.0.0.1:{}/leak", other.port),
+        serde_json::json!([["X-Leak", secret]]),
+        serde_json::json!(format!("key={secret}&hex={}", hex::encode(secret))),
+    )
+    .await
+    .expect("exchange");
+    let heads = other.heads.lock().expect("lock").clone();
+    assert_eq!(heads.len(), 1);
+    assert!(!heads[0].contains("0123456789"), "{heads:?}");
+    assert!(
+        heads[0].contains("x-leak: [secret EXAMPLE_KEY redacted]"),
+        "{heads:?}"
+    );
+    assert!(
+        heads[0].ends_with("key=[secret EXAMPLE_KEY redacted]&hex=[secret EXAMPLE_KEY redacted]"),
+        "{heads:?}"
+    );
+    // ... nor in a URL, as it is or percent-encoded: the request is refused.
+    for query in [
+        secret.to_string(),
+        "sk%2dtest%2d0123456789abcdef".to_string(),
+    ] {
+        let err = exchange(
+            format!("http://127.0.0.1:{}/leak?k={query}", other.port),
+            serde_json::json!([]),
+            serde_json::Value::Null,
+        )
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("HttpRequestDenied"), "{err}");
+    }
+    assert_eq!(
+        other.heads.lock().expect("lock").len(),
+        1,
+        "nothing more sent"
+    );
+
+    // Each of those calls is flagged in the audit log, though the tool's
+    // audit level records no ordinary call.
+    let flagged = redacted_calls(&audit);
+    assert_eq!(flagged.len(), 4, "{flagged:?}");
+    assert!(
+        flagged
+            .iter()
+            .all(|(tool, n)| tool == "web_exchange" && *n >= 1)
+    );
+    assert_eq!(flagged[1].1, 3, "header, body and hex body: {flagged:?}");
+}
+
+/// Records the descriptions it is asked to review, and approves.
+#[derive(Debug, Default)]
+struct Recorder(std::sync::Mutex<Vec<String>>);
+
+impl corral::Reviewer for Recorder {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+
+    fn review<'a>(&'a self, request: &'a corral::ReviewRequest) -> corral::ReviewFuture<'a> {
+        self.0
+            .lock()
+            .expect("lock")
+            .push(request.description.clone());
+        Box::pin(async { Ok(corral::ApprovalDecision::Continue) })
+    }
+}
+
+#[tokio::test]
+async fn approval_text_and_output_of_a_plugin_with_secrets_are_scanned() {
+    let dir = crate::support::plugin_dir(&[crate::support::HOSTILE]);
+    std::fs::write(
+        dir.path().join("fixture_hostile.policy.toml"),
+        "version = 1\n[http]\nallow = [\"https://api.example.com\"]\n\
+         [[http.credentials]]\nhost = \"https://api.example.com\"\nheader = \"X-Key\"\n\
+         value = \"{secret:EXAMPLE_KEY}\"\n",
+    )
+    .expect("policy");
+    let store_dir = tempfile::tempdir().expect("store");
+    let store = corral::SecretStore::at(store_dir.path().join("secrets.toml"));
+    let secret = "sk-test-0123456789abcdef";
+    store.set("EXAMPLE_KEY", secret).expect("set");
+    let reviewer = std::sync::Arc::new(Recorder::default());
+    let host = corral::Host::builder()
+        .plugin_dir(dir.path())
+        .pool(crate::support::pool())
+        .cache(crate::support::cache())
+        .secrets(store)
+        .reviewer_arc(reviewer.clone())
+        .build()
+        .await
+        .expect("host");
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    let message = format!("send {secret} to the world");
+    let out = host
+        .call_value(
+            "echo",
+            serde_json::json!({ "text": message }),
+            &corral::CallOptions::default(),
+        )
+        .await
+        .expect("echo");
+    assert_eq!(
+        out.json.expect("json")["echo"],
+        "send [secret EXAMPLE_KEY redacted] to the world"
+    );
+    host.call_value(
+        "ask",
+        serde_json::json!({ "message": message }),
+        &corral::CallOptions::default(),
+    )
+    .await
+    .expect("ask");
+    let seen = reviewer.0.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        seen[0].contains("send [secret EXAMPLE_KEY redacted] to the world"),
+        "{seen:?}"
     );
 }

@@ -125,6 +125,15 @@ pub struct CallRecord {
     pub arguments_sha256: String,
     /// The arguments, masked, when the tool's audit records them.
     pub arguments: Option<serde_json::Value>,
+    /// How many forms of the plugin's secrets the leak scan redacted in
+    /// this call (output, errors, logs, HTTP both ways); written only when
+    /// not 0, and such a call is recorded whatever its audit level.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub secrets_redacted: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// `value` with every object key named in `fields` (at any depth) replaced

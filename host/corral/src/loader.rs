@@ -441,6 +441,8 @@ async fn describe(engine: &Engine, plugin: &Plugin) -> Result<Vec<RawSpec>, Load
         // Nothing is granted, so no request gets as far as a lookup.
         resolver: Arc::new(sandbox::http::SystemResolver),
         progress: None,
+        // Nothing granted, no secret: nothing to scan for.
+        leaks: crate::secrets::Leaks::new(None, Arc::from("describe"), Default::default()),
     };
     let (result, report) = sandbox::run(setup, Op::Describe).await;
     let specs = match result {

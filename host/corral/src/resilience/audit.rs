@@ -1,10 +1,13 @@
 //! The audit layer (outermost of the host's layers): one
 //! [`CallRecord`](crate::audit::CallRecord) per execution of a tool whose
-//! audit level is `all`, with the outcome after retries and cache. A failed
+//! audit level is `all`, with the outcome after retries and cache, and one
+//! for any call in which the leak scan redacted a secret
+//! (`secrets_redacted`), whatever the tool's level. A failed
 //! write is logged at ERROR; the call's result stands (its approval, if any,
 //! was already recorded or refused by the gate).
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use tower::{Service, ServiceExt as _};
@@ -39,34 +42,40 @@ impl Service<Invocation> for Audit {
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
         let config = invocation.tool.resilience().audit.clone();
-        if config.level != AuditLevel::All {
-            return Box::pin(self.inner.clone().oneshot(invocation));
-        }
         let (inner, log) = (self.inner.clone(), self.log.clone());
         Box::pin(async move {
             let (plugin, sha256) = invocation.tool.provider_identity();
+            let (plugin, sha256) = (plugin.to_string(), sha256.to_string());
+            let tool = invocation.tool.spec().name.clone();
+            let context = invocation.context.iter().cloned().collect();
+            let arguments_sha256 = AuditRecord::hash(&invocation.arguments.text);
+            let arguments = (config.level == AuditLevel::All && config.record_arguments)
+                .then(|| mask(&invocation.arguments.value, &config.mask_fields));
+            let (started, redactions) = (invocation.started, invocation.redactions.clone());
+            let result = inner.oneshot(invocation).await;
+            let secrets_redacted = redactions.load(Ordering::Relaxed);
+            // A call whose data carried a secret is recorded whatever the
+            // tool's audit level.
+            if config.level != AuditLevel::All && secrets_redacted == 0 {
+                return result;
+            }
             let mut record = CallRecord {
-                time: String::new(),
+                time: AuditRecord::now(),
                 event: "call",
-                tool: invocation.tool.spec().name.clone(),
-                plugin: plugin.to_string(),
-                plugin_sha256: sha256.to_string(),
-                context: invocation.context.iter().cloned().collect(),
+                tool,
+                plugin,
+                plugin_sha256: sha256,
+                context,
                 outcome: String::new(),
                 code: None,
-                duration_ms: 0.0,
+                duration_ms: started.elapsed().as_secs_f64() * 1e3,
                 fuel: 0,
                 attempts: 0,
                 cache_hit: false,
-                arguments_sha256: AuditRecord::hash(&invocation.arguments.text),
-                arguments: config
-                    .record_arguments
-                    .then(|| mask(&invocation.arguments.value, &config.mask_fields)),
+                arguments_sha256,
+                arguments,
+                secrets_redacted,
             };
-            let started = invocation.started;
-            let result = inner.oneshot(invocation).await;
-            record.time = AuditRecord::now();
-            record.duration_ms = started.elapsed().as_secs_f64() * 1e3;
             match &result {
                 Ok(out) => {
                     record.outcome = "ok".into();

@@ -27,8 +27,8 @@ pub struct Grants {
     /// Headers the host sets on requests to a destination
     /// (`[[http.credentials]]`), their secrets filled in at load.
     pub http_credentials: Arc<[Injected]>,
-    /// The secrets those headers use, by name, for the leak scan.
-    pub secrets: Arc<[(String, String)]>,
+    /// The leak scan of the secrets those headers use; `None` without any.
+    pub redactor: Option<Arc<crate::secrets::Redactor>>,
 }
 
 /// A header the host sets on outbound requests to `host`.
@@ -114,7 +114,7 @@ impl Grants {
             http_allow: policy.http_allow.clone().into(),
             http_private: policy.http_private,
             http_credentials: injected.into(),
-            secrets: used.into_iter().collect::<Vec<_>>().into(),
+            redactor: crate::secrets::Redactor::new(&used.into_iter().collect::<Vec<_>>()),
         })
     }
 

@@ -3,8 +3,9 @@
 //! answers `request-approval`: the sandbox asks the hook and never sees a
 //! reviewer, a standing approval or the audit log itself.
 //!
-//! Guest text is data: every message is cut to [`MAX_LOG_MESSAGE_BYTES`] and
-//! its control characters escaped before it reaches a log. A call writes at
+//! Guest text is data: every message is cut to [`MAX_LOG_MESSAGE_BYTES`],
+//! scanned for the plugin's secrets (redacted), and its control characters
+//! escaped before it reaches a log, a progress sink or a reviewer. A call writes at
 //! most [`MAX_LOG_LINES`] log and progress lines; the rest are counted and
 //! summed up in one "N messages dropped" line when the call ends. Progress
 //! still reaches the call's progress sink, which throttles on its own (MCP
@@ -93,7 +94,7 @@ impl SandboxState {
         if !self.may_log() {
             return;
         }
-        let message = truncate(message);
+        let message = truncate(self.leaks.string("log", message));
         let message = crate::text::escape(&message);
         let (plugin, tool) = (&*self.plugin, &*self.tool);
         match level {
@@ -107,7 +108,7 @@ impl SandboxState {
 
     /// `host.progress`: to the call's sink, and to the log within budget.
     pub(crate) fn guest_progress(&mut self, message: String) {
-        let message = truncate(message);
+        let message = truncate(self.leaks.string("progress", message));
         if self.may_log() {
             tracing::info!(
                 plugin = &*self.plugin,
@@ -125,7 +126,7 @@ impl SandboxState {
     /// budget paused; records a rejection or configuration error for the
     /// classification of the call.
     pub(crate) async fn guest_request_approval(&mut self, description: String) -> Decision {
-        let description = truncate(description);
+        let description = truncate(self.leaks.string("approval", description));
         let decision = match self.approval.clone() {
             None => HookDecision::Failed(CallError::Configuration {
                 tool: self.tool.to_string(),

@@ -107,6 +107,8 @@ pub(crate) struct SandboxState {
     log_lines: u32,
     /// Log and progress lines dropped past [`imports::MAX_LOG_LINES`].
     log_dropped: u64,
+    /// The call's leak scan.
+    leaks: crate::secrets::Leaks,
 }
 
 impl WasiHttpView for SandboxState {
@@ -175,6 +177,9 @@ pub(crate) struct RunSetup<'a> {
     /// Resolves the host names of outbound HTTP requests.
     pub resolver: Arc<dyn Resolver>,
     pub progress: Option<ProgressSink>,
+    /// The call's leak scan: log, progress and approval text and outbound
+    /// HTTP (both ways) are scanned for the plugin's secrets.
+    pub leaks: crate::secrets::Leaks,
 }
 
 /// Instantiates a fresh instance under every limit, runs `op`, and tears the
@@ -207,6 +212,7 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
             resolver: setup.resolver,
             plugin: setup.plugin.clone(),
             tool: setup.tool.clone(),
+            leaks: setup.leaks.clone(),
         },
         table: {
             let mut table = ResourceTable::new();
@@ -229,6 +235,7 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
         config_error: None,
         log_lines: 0,
         log_dropped: 0,
+        leaks: setup.leaks,
     };
     let mut store = Store::new(setup.engine.wasmtime(), state);
     store.limiter(|state| &mut state.limiter);

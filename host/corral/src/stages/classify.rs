@@ -17,6 +17,7 @@ use crate::error::CallError;
 use crate::limits::Limits;
 use crate::registry::Tool;
 use crate::sandbox::{Failure, GuestError, MAX_LOG_MESSAGE_BYTES, OpResult, RunReport};
+use crate::secrets::Leaks;
 
 /// A guest-supplied message, cut and with its control characters escaped.
 fn guest_text(message: String) -> String {
@@ -30,31 +31,17 @@ fn guest_text(message: String) -> String {
 pub(super) fn outcome(
     tool: &Tool,
     limits: &Limits,
+    leaks: &Leaks,
     result: Result<OpResult, Failure>,
     report: RunReport,
     started: Instant,
 ) -> Result<CallOutput, CallError> {
     let name = tool.spec().name.as_str();
-    log_stdio(name, "stdout", &report.stdout);
-    log_stdio(name, "stderr", &report.stderr);
+    log_stdio(name, "stdout", leaks, &report.stdout);
+    log_stdio(name, "stderr", leaks, &report.stderr);
     // The leak scan: no form of a secret the plugin's credentials use may
     // leave in its output or error text.
-    let secrets = tool.plugin().map(|p| p.grants().secrets.clone());
-    let scrub = |text: String| -> String {
-        let Some(secrets) = secrets.as_deref().filter(|s| !s.is_empty()) else {
-            return text;
-        };
-        let (clean, count) = crate::secrets::redact(&text, secrets);
-        if count == 0 {
-            return text;
-        }
-        tracing::warn!(
-            tool = name,
-            redacted = count,
-            "a secret the host injects for this plugin appeared in what it returned; redacted"
-        );
-        clean.into_owned()
-    };
+    let scrub = |text: String| -> String { leaks.string("output", text) };
     let result = match result {
         Err(Failure::Trap(message)) => Err(Failure::Trap(scrub(message))),
         Ok(OpResult::Call(Ok(text))) => Ok(OpResult::Call(Ok(scrub(text)))),
@@ -143,7 +130,7 @@ pub(super) fn outcome(
 }
 
 /// Logs what a guest printed, noting how much was discarded.
-fn log_stdio(tool: &str, stream: &str, (text, discarded): &(String, u64)) {
+fn log_stdio(tool: &str, stream: &'static str, leaks: &Leaks, (text, discarded): &(String, u64)) {
     if text.is_empty() && *discarded == 0 {
         return;
     }
@@ -155,5 +142,6 @@ fn log_stdio(tool: &str, stream: &str, (text, discarded): &(String, u64)) {
             "guest output truncated; {discarded} bytes discarded"
         );
     }
-    tracing::debug!(tool, stream, "{}", crate::text::escape(text.trim_end()));
+    let text = leaks.text(stream, text.trim_end());
+    tracing::debug!(tool, stream, "{}", crate::text::escape(&text));
 }

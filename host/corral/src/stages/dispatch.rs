@@ -49,6 +49,10 @@ pub struct Invocation {
     pub options: CallOptions,
     /// When the call started, for its duration.
     pub started: Instant,
+    /// How many forms of the plugin's secrets the leak scan redacted in
+    /// this call, over all its attempts (output, errors, logs, HTTP): the
+    /// audit layer flags a call where this is not 0.
+    pub redactions: Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl std::fmt::Debug for Invocation {
@@ -119,6 +123,11 @@ impl PluginDispatch {
             arguments: invocation.arguments.value.clone(),
             reviewer: invocation.options.reviewer.clone(),
         });
+        let leaks = crate::secrets::Leaks::new(
+            plugin.grants().redactor.clone(),
+            Arc::from(name),
+            invocation.redactions.clone(),
+        );
         let setup = RunSetup {
             engine: &self.engine,
             pre: plugin.pre(),
@@ -129,6 +138,7 @@ impl PluginDispatch {
             approval: Some(hook),
             resolver: self.resolver.clone(),
             progress: invocation.options.progress.clone(),
+            leaks: leaks.clone(),
         };
         let op = Op::Call {
             // The guest knows the tool by its own name, whatever the policy shows.
@@ -137,7 +147,14 @@ impl PluginDispatch {
             context: &invocation.context,
         };
         let (result, report) = sandbox::run(setup, op).await;
-        super::classify::outcome(tool, &invocation.limits, result, report, invocation.started)
+        super::classify::outcome(
+            tool,
+            &invocation.limits,
+            &leaks,
+            result,
+            report,
+            invocation.started,
+        )
     }
 }
 

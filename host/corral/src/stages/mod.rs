@@ -176,6 +176,7 @@ async fn run_checked<H: Caller + Clone + 'static>(
                 arguments,
                 options: options.clone(),
                 started,
+                redactions: Default::default(),
                 tool,
             };
             env.dispatch.clone().oneshot(invocation).await

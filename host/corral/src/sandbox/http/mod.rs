@@ -14,11 +14,16 @@
 //!    through a second lookup, so DNS rebinding has no window; TLS verifies
 //!    the certificate for the request's host name.
 //!
+//! For a plugin with secrets, the request (before the host injects its
+//! headers) and the response (before the guest reads it) go through the
+//! leak scan ([`scrub`]).
+//!
 //! Denials are logged at WARN with the URL and the reason.
 
 mod address;
 mod connect;
 mod resolve;
+mod scrub;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -41,6 +46,8 @@ pub(crate) struct HttpGate {
     pub resolver: Arc<dyn Resolver>,
     pub plugin: Arc<str>,
     pub tool: Arc<str>,
+    /// The call's leak scan ([`scrub`]).
+    pub leaks: crate::secrets::Leaks,
 }
 
 type Pending = Box<
@@ -175,7 +182,7 @@ impl HttpGate {
 impl WasiHttpHooks for HttpGate {
     fn send_request(
         &mut self,
-        mut request: http::Request<WasiBody>,
+        request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
         fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Pending {
@@ -194,6 +201,14 @@ impl WasiHttpHooks for HttpGate {
             );
             return Box::new(async { Err(Error::HttpRequestDenied) });
         };
+        if scrub::url_leaks(&self.leaks, request.uri()) {
+            self.deny(
+                request.uri(),
+                "the URL carries a secret the host injects for this plugin",
+            );
+            return Box::new(async { Err(Error::HttpRequestDenied) });
+        }
+        let mut request = scrub::request(&self.leaks, request);
         self.inject(&mut request);
         let gate = HttpGate {
             allow: self.allow.clone(),
@@ -202,6 +217,7 @@ impl WasiHttpHooks for HttpGate {
             resolver: self.resolver.clone(),
             plugin: self.plugin.clone(),
             tool: self.tool.clone(),
+            leaks: self.leaks.clone(),
         };
         Box::new(async move {
             let uri = request.uri().clone();
@@ -227,7 +243,8 @@ impl WasiHttpHooks for HttpGate {
             } else {
                 None
             };
-            connect::send(request, options, addrs, tls_name).await
+            let (response, finish) = connect::send(request, options, addrs, tls_name).await?;
+            Ok((scrub::response(&gate.leaks, response), finish))
         })
     }
 }
