@@ -242,6 +242,7 @@ fn module_graph(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
 const CRATE_ROOTS: &[&str] = &[
     "host/corral/src/lib.rs",
     "host/corral-mcp/src/lib.rs",
+    "host/corral-dist/src/lib.rs",
     "host/corral-cli/src/main.rs",
 ];
 

@@ -14,6 +14,7 @@ mod cli;
 mod context;
 mod disclosure;
 mod discovery;
+mod distribution;
 mod foreign;
 mod host_api;
 mod hostile;

@@ -153,7 +153,7 @@ pub(crate) async fn load(
 ) -> Result<(Catalog, Vec<PathBuf>), HostError> {
     let started = Instant::now();
     let files = match ctx.plugin_dir {
-        Some(dir) => loader::plugin_files(dir)?,
+        Some(dir) => crate::files::plugin_files(dir)?,
         None => Vec::new(),
     };
     let empty = BTreeMap::new();

@@ -303,6 +303,22 @@ pub enum LoadErrorReason {
     /// The file could not be read.
     #[error("cannot read the file: {0}")]
     Io(String),
+    /// The file is larger than the host's plugin size cap (checked before
+    /// it is read).
+    #[error(
+        "is {bytes} bytes, over the host's plugin size cap of {limit_bytes} bytes; remove it, \
+         or raise the cap (HostBuilder::max_plugin_bytes) if it is meant to be this large"
+    )]
+    TooLarge {
+        /// The file's size, in bytes.
+        bytes: u64,
+        /// The cap, in bytes.
+        limit_bytes: u64,
+    },
+    /// The plugin is in the directory's `corral.lock` with another digest, or
+    /// the lock file cannot be read.
+    #[error("{0}")]
+    Locked(String),
     /// The file does not start with the wasm magic bytes.
     #[error("not a WebAssembly file (no `\\0asm` header); remove it from the plugin directory")]
     NotWasm,

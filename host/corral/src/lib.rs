@@ -40,11 +40,13 @@ mod depgraph;
 mod discovery;
 mod engine;
 mod error;
+mod files;
 mod foreign;
 mod health;
 mod host;
 mod limits;
 mod loader;
+mod lock;
 mod manifest;
 mod names;
 mod policy;
@@ -85,17 +87,19 @@ pub use discovery::{
 };
 pub use engine::{EPOCH_TICK, Engine};
 pub use error::{CallError, HostError, LoadError, LoadErrorReason};
+pub use files::{DEFAULT_MAX_PLUGIN_BYTES, plugin_files};
 pub use foreign::report::{InspectedTool, Inspection};
 pub use foreign::{Import as ComponentImport, Skipped as SkippedExport};
 pub use health::{HealthReport, HealthStatus, ToolHealth};
 pub use host::{Host, HostBuilder};
 pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective as effective_limits};
-pub use loader::{Plugin, plugin_files};
+pub use loader::Plugin;
+pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedPlugin};
 pub use manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
 pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
 pub use policy::{
     Credential, DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy,
-    PolicyError, ValuePart, policy_path,
+    PolicyError, ValuePart, policy_path, requested_policy_path,
 };
 pub use registry::Tool;
 pub use resilience::{

@@ -1,5 +1,7 @@
-//! The loader: finds `*.wasm` files in the plugin directory, reads each one's
-//! policy ([`crate::policy`]), checks its integrity pin, compiles them in
+//! The loader: finds `*.wasm` files in the plugin directory, reads each one
+//! within the size cap ([`crate::files`]) with its policy
+//! ([`crate::policy`]), checks its integrity pin and its `corral.lock` entry
+//! ([`crate::lock`]), compiles them in
 //! parallel (through the [`ComponentCache`]), links them against the sandbox's
 //! imports into an `InstancePre`, and runs each plugin's `describe` once inside
 //! the sandbox: concurrently (so N slow plugins cost about one `describe`
@@ -23,7 +25,7 @@ use wasmtime::component::Linker;
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::caps::DescribeCaps;
 use crate::engine::Engine;
-use crate::error::{HostError, LoadError, LoadErrorReason};
+use crate::error::{LoadError, LoadErrorReason};
 use crate::limits::Limits;
 use crate::policy::{Policy, policy_path};
 use crate::sandbox::grants::Grants;
@@ -72,6 +74,8 @@ pub(crate) struct LoadLimits {
     pub pool: crate::limits::PoolConfig,
     /// Whether components of other worlds load in any-component mode.
     pub any_component: bool,
+    /// The plugin size cap, in bytes ([`crate::files`]).
+    pub max_plugin_bytes: u64,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -135,26 +139,6 @@ enum Compiled {
     Fresh(Box<Plugin>),
 }
 
-/// The `*.wasm` files directly inside `dir`, sorted by file name.
-///
-/// # Errors
-/// [`HostError::PluginDir`] when the directory cannot be listed.
-pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, HostError> {
-    let io_err = |source| HostError::PluginDir {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io_err)? {
-        let path = entry.map_err(io_err)?.path();
-        if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
-}
-
 /// Reads the policy, reads and checks the bytes, and compiles and links one
 /// file, unless `previous` holds the same bytes under the same policy. Runs on
 /// a blocking thread.
@@ -165,8 +149,9 @@ fn compile_one(
     path: &Path,
     limits: &LoadLimits,
     previous: Option<&Described>,
-    secrets: &BTreeMap<String, String>,
+    inputs: &Inputs,
 ) -> Result<Compiled, LoadErrorReason> {
+    let secrets = &inputs.secrets;
     let policy_file = policy_path(path);
     let policy_source = match std::fs::read_to_string(&policy_file) {
         Ok(text) => Some(text),
@@ -178,8 +163,19 @@ fn compile_one(
             )));
         }
     };
-    let bytes = std::fs::read(path).map_err(|e| LoadErrorReason::Io(e.to_string()))?;
+    let bytes = crate::files::read_plugin(path, limits.max_plugin_bytes)?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
+    match &inputs.lock {
+        Ok(None) => {}
+        Ok(Some(lock)) => {
+            crate::lock::check(lock, path, &sha256).map_err(LoadErrorReason::Locked)?
+        }
+        Err(err) => {
+            return Err(LoadErrorReason::Locked(format!(
+                "{err}; no plugin of this directory loads until it can be checked"
+            )));
+        }
+    }
     let docs_stamp = crate::foreign::docs::sidecar_stamp(path);
     let secrets_stamp = crate::secrets::stamp(policy_source.as_deref(), secrets);
     if let Some((plugin, specs)) = previous
@@ -189,6 +185,12 @@ fn compile_one(
         && plugin.secrets_stamp == secrets_stamp
     {
         return Ok(Compiled::Reused((plugin.clone(), specs.clone())));
+    }
+    if policy_source.is_none() && crate::policy::requested_policy_path(path).exists() {
+        tracing::warn!(
+            plugin = %path.display(),
+            "it runs with nothing granted: the policy its publisher requests is not accepted"
+        );
     }
     let policy = match &policy_source {
         None => Policy::none(),
@@ -348,6 +350,14 @@ pub(crate) struct LoadContext<'a> {
     pub secrets: Option<&'a crate::secrets::SecretStore>,
 }
 
+/// What every plugin of one load is checked against, read once per load.
+struct Inputs {
+    /// The secret store's contents.
+    secrets: BTreeMap<String, String>,
+    /// The directory's `corral.lock`, or why it cannot be read.
+    lock: Result<Option<crate::lock::Lock>, String>,
+}
+
 /// Compiles every file in parallel (reusing what `previous` already holds
 /// unchanged), then describes every new plugin in the sandbox, concurrently,
 /// each under its describe limits and holding a pool slot. Returns the
@@ -360,19 +370,26 @@ pub(crate) async fn load_files(
     let mut tasks = tokio::task::JoinSet::new();
     // Read once per load; a plugin whose credentials need a secret the
     // store lacks fails with the secret's name.
-    let secrets = Arc::new(match ctx.secrets.map(crate::secrets::SecretStore::load) {
+    let secrets = match ctx.secrets.map(crate::secrets::SecretStore::load) {
         None => BTreeMap::new(),
         Some(Ok(secrets)) => secrets,
         Some(Err(err)) => {
             tracing::error!("{err}; plugins whose policies use secrets will not load");
             BTreeMap::new()
         }
-    });
+    };
+    // Read once per load too: a locked plugin loads only with the digest
+    // it was pulled with.
+    let lock = ctx
+        .plugin_dir
+        .map_or(Ok(None), crate::lock::Lock::read)
+        .map_err(|e| e.to_string());
+    let inputs = Arc::new(Inputs { secrets, lock });
     for (index, path) in files.into_iter().enumerate() {
         let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());
         let limits = ctx.limits;
         let previous = previous.get(&path).cloned();
-        let secrets = secrets.clone();
+        let inputs = inputs.clone();
         tasks.spawn_blocking(move || {
             let result = compile_one(
                 &engine,
@@ -381,7 +398,7 @@ pub(crate) async fn load_files(
                 &path,
                 &limits,
                 previous.as_ref(),
-                &secrets,
+                &inputs,
             );
             (index, path, result)
         });

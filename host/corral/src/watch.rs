@@ -46,6 +46,7 @@ fn relevant(path: &Path) -> bool {
         || name.ends_with(".policy.toml")
         // The WIT beside a component of another world: its docs.
         || name.ends_with(".wit")
+        || name == crate::lock::LOCK_FILE
         || name == crate::compose::pipeline::PIPELINES_FILE
         || name == crate::discovery::GROUPS_FILE
         || name == crate::discovery::DISCLOSURE_FILE

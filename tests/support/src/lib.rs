@@ -3,6 +3,9 @@
 //! directories that hold exactly the guests a test needs, hosts over them,
 //! call helpers, and a tiny HTTP server.
 
+mod registry;
+pub use registry::{CuttingRelay, Registry};
+
 use std::path::{Path, PathBuf};
 
 use corral::{CallError, CallOptions, ComponentCache, Host, Limits, PoolConfig, ToolSpec};

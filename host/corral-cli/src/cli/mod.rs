@@ -25,6 +25,7 @@ macro_rules! out {
 
 mod call;
 mod describe;
+mod dist;
 mod gates;
 mod inspect;
 mod list;
@@ -97,6 +98,10 @@ pub struct GlobalArgs {
     /// Do not serve tools whose names match this regular expression
     #[arg(long, global = true, value_name = "REGEX")]
     exclude_tools: Option<regex::Regex>,
+    /// Plugin size cap, in MiB: a larger `*.wasm` file does not load, and a
+    /// pull refuses a larger component before writing it
+    #[arg(long, global = true, value_name = "MIB", default_value_t = corral::DEFAULT_MAX_PLUGIN_BYTES >> 20)]
+    max_plugin_mib: u64,
     /// Log more on stderr: default errors only, -v info, -vv debug, -vvv trace
     /// (RUST_LOG overrides)
     #[arg(short, long, global = true, action = ArgAction::Count)]
@@ -129,6 +134,16 @@ impl GlobalArgs {
         }
     }
 
+    /// The plugin directory these options name.
+    pub fn plugin_dir(&self) -> PathBuf {
+        self.plugins.clone().unwrap_or_else(bundled_plugin_dir)
+    }
+
+    /// The plugin size cap, in bytes.
+    pub fn max_plugin_bytes(&self) -> u64 {
+        self.max_plugin_mib.saturating_mul(1 << 20)
+    }
+
     /// The secret store these options name.
     pub fn secret_store(&self) -> corral::SecretStore {
         self.secrets
@@ -146,9 +161,10 @@ impl GlobalArgs {
         &self,
         configure: impl FnOnce(HostBuilder) -> anyhow::Result<HostBuilder>,
     ) -> anyhow::Result<Host> {
-        let dir = self.plugins.clone().unwrap_or_else(bundled_plugin_dir);
+        let dir = self.plugin_dir();
         let mut builder = Host::builder()
             .plugin_dir(&dir)
+            .max_plugin_bytes(self.max_plugin_bytes())
             .limits(self.limits()?)
             .cache(self.cache())
             .secrets(self.secret_store())
@@ -194,6 +210,10 @@ enum Command {
     Inspect(inspect::InspectCmd),
     /// Keep secrets for plugins in the secret store (values never printed)
     Secret(secret::SecretCmd),
+    /// Fetch a plugin from an OCI registry (oci://...) into the plugin directory
+    Pull(dist::PullCmd),
+    /// Publish a component, with its policy, to an OCI registry
+    Push(dist::PushCmd),
 }
 
 /// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
@@ -249,6 +269,8 @@ pub fn main() -> ExitCode {
             Command::Manifest(cmd) => cmd.run(&cli.global).await,
             Command::Inspect(cmd) => cmd.run(&cli.global).await,
             Command::Secret(cmd) => cmd.run(&cli.global).await,
+            Command::Pull(cmd) => cmd.run(&cli.global).await,
+            Command::Push(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {

@@ -1,5 +1,6 @@
 //! `corral policy check [DIR]`: validate every plugin policy in a directory and
-//! say, in words, what each plugin is granted.
+//! say, in words, what each plugin is granted; `corral policy accept NAME`:
+//! make the policy a pull brought the plugin's own.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,6 +21,39 @@ pub struct PolicyCmd {
 enum PolicyCommand {
     /// Validate every policy and print what each plugin is granted
     Check(CheckCmd),
+    /// Make the policy a pull brought (NAME.policy.requested.toml) the
+    /// plugin's policy, after showing what it grants
+    Accept(AcceptCmd),
+}
+
+/// Accept the policy a pulled plugin's publisher requests.
+///
+/// Prints what it grants and moves NAME.policy.requested.toml to
+/// NAME.policy.toml, where the host reads it (a running `serve` reloads).
+#[derive(Args, Debug)]
+pub struct AcceptCmd {
+    /// The plugin's name (its file is NAME.wasm)
+    name: String,
+}
+
+impl AcceptCmd {
+    async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let accepted = corral_dist::accept_policy(&global.plugin_dir(), &self.name)?;
+        outln!(
+            "{} now in force for {}{}; it grants:",
+            accepted.path.display(),
+            self.name,
+            if accepted.replaced {
+                ", replacing the previous policy"
+            } else {
+                ""
+            }
+        )?;
+        for line in &accepted.grants {
+            outln!("  {}", corral::untrusted_text::escape(line))?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
 /// Validate every policy in a plugin directory.
@@ -43,6 +77,7 @@ impl PolicyCmd {
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         match self.command {
             PolicyCommand::Check(cmd) => cmd.run(global).await,
+            PolicyCommand::Accept(cmd) => cmd.run(global).await,
         }
     }
 }

@@ -60,12 +60,13 @@ pub(crate) fn inspect(
     linker: &wasmtime::component::Linker<SandboxState>,
     cache: &ComponentCache,
     path: &Path,
+    max_bytes: u64,
 ) -> Result<Inspection, LoadError> {
     let error = |reason| LoadError {
         path: path.to_path_buf(),
         reason,
     };
-    let bytes = std::fs::read(path).map_err(|e| error(LoadErrorReason::Io(e.to_string())))?;
+    let bytes = crate::files::read_plugin(path, max_bytes).map_err(error)?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let (component, _) = crate::cache::compile(engine, cache, &bytes, &sha256).map_err(error)?;
     let ours = linker

@@ -66,6 +66,7 @@ pub struct HostBuilder {
     resolver: Arc<dyn Resolver>,
     discovery: Discovery,
     any_component: bool,
+    max_plugin_bytes: u64,
     secrets: Option<crate::secrets::SecretStore>,
 }
 
@@ -99,6 +100,7 @@ impl Default for HostBuilder {
             resolver: Arc::new(SystemResolver),
             discovery: Discovery::default(),
             any_component: true,
+            max_plugin_bytes: crate::files::DEFAULT_MAX_PLUGIN_BYTES,
             secrets: None,
         }
     }
@@ -310,6 +312,17 @@ impl HostBuilder {
         self
     }
 
+    /// The plugin size cap, in bytes: a larger `*.wasm` file fails to load
+    /// (before it is read) with [`LoadErrorReason::TooLarge`](crate::LoadErrorReason::TooLarge),
+    /// and the distribution client refuses a larger layer before writing it.
+    /// Default: [`DEFAULT_MAX_PLUGIN_BYTES`](crate::DEFAULT_MAX_PLUGIN_BYTES)
+    /// (256 MiB).
+    #[must_use]
+    pub fn max_plugin_bytes(mut self, bytes: u64) -> Self {
+        self.max_plugin_bytes = bytes;
+        self
+    }
+
     /// Serves components of other worlds than `corral:tool/plugin` in
     /// any-component mode: each exported function a tool, under the same
     /// sandbox (see `corral::foreign` in `ARCHITECTURE.md`). A plugin's
@@ -377,6 +390,7 @@ impl HostBuilder {
             call: self.limits,
             pool: self.pool,
             any_component: self.any_component,
+            max_plugin_bytes: self.max_plugin_bytes,
             max: Limits {
                 fuel: max.fuel.max(self.limits.fuel),
                 timeout_ms: max.timeout_ms.max(self.limits.timeout_ms),

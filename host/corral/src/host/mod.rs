@@ -223,6 +223,7 @@ impl Host {
             &self.inner.linker,
             &self.inner.cache,
             path,
+            self.inner.load_limits.max_plugin_bytes,
         )
     }
 

@@ -105,6 +105,17 @@ pub fn policy_path(wasm: &Path) -> PathBuf {
     wasm.with_file_name(format!("{stem}.policy.toml"))
 }
 
+/// Where a pulled plugin's policy request is kept: `<stem>.policy.requested.toml`
+/// beside it. The host never reads it as a policy; accepting it moves it to
+/// [`policy_path`].
+pub fn requested_policy_path(wasm: &Path) -> PathBuf {
+    let stem = wasm
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    wasm.with_file_name(format!("{stem}.policy.requested.toml"))
+}
+
 /// Why a policy file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

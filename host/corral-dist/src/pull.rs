@@ -1,0 +1,369 @@
+//! `pull`: one artifact into a plugin directory.
+//!
+//! 1. The manifest is fetched (by tag or digest; oci-client checks a digest
+//!    reference against the bytes) and must hold one component layer, and at
+//!    most one policy layer ([`crate::layout`]).
+//! 2. With `locked`, the manifest digest must be the one `corral.lock`
+//!    records for the plugin, or nothing is fetched.
+//! 3. Each layer's declared size is checked against its cap before a byte of
+//!    it is fetched, and again while it streams.
+//! 4. The component streams into a temporary file beside its target, its
+//!    sha256 checked against the layer digest; only then is it renamed over
+//!    `NAME.wasm`. A registry that fails mid-download leaves the directory as
+//!    it was.
+//! 5. The policy layer is checked as a policy and written as
+//!    `NAME.policy.requested.toml`, inert until accepted.
+//! 6. `corral.lock` records the reference and digests.
+
+use std::path::{Path, PathBuf};
+
+use oci_client::manifest::OciDescriptor;
+
+use crate::accept::requested_policy_path;
+use crate::reference::OciReference;
+use crate::{DistError, layout};
+
+/// How to pull.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PullOptions {
+    /// The plugin's name: its file becomes `NAME.wasm`. Default: the
+    /// repository's last path segment.
+    pub name: Option<String>,
+    /// The largest component layer, in bytes: the host's plugin size cap
+    /// ([`corral::DEFAULT_MAX_PLUGIN_BYTES`] unless configured).
+    pub max_bytes: u64,
+    /// Refuse an artifact whose manifest digest differs from the one
+    /// `corral.lock` records for the plugin (or a plugin it does not list).
+    pub locked: bool,
+}
+
+impl Default for PullOptions {
+    fn default() -> Self {
+        Self {
+            name: None,
+            max_bytes: corral::DEFAULT_MAX_PLUGIN_BYTES,
+            locked: false,
+        }
+    }
+}
+
+impl PullOptions {
+    /// These options with the plugin named `name`.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// These options with the component size cap `bytes`.
+    #[must_use]
+    pub fn max_bytes(mut self, bytes: u64) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// These options, refusing what differs from `corral.lock` when `on`.
+    #[must_use]
+    pub fn locked(mut self, on: bool) -> Self {
+        self.locked = on;
+        self
+    }
+}
+
+/// The policy an artifact requests.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestedPolicy {
+    /// Where the request was written (`NAME.policy.requested.toml`).
+    pub path: PathBuf,
+    /// Its layer digest.
+    pub digest: String,
+    /// What it would grant, in words (as `corral policy check` says it).
+    pub grants: Vec<String>,
+}
+
+/// What a pull wrote.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Pulled {
+    /// The plugin's name.
+    pub name: String,
+    /// The reference pulled.
+    pub reference: String,
+    /// The manifest digest it resolved to.
+    pub manifest: String,
+    /// The component layer's digest (`sha256:` and the file's sha256).
+    pub component: String,
+    /// The component's size, in bytes.
+    pub bytes: u64,
+    /// The component file.
+    pub path: PathBuf,
+    /// The policy the publisher requests, if the artifact has one.
+    pub requested_policy: Option<RequestedPolicy>,
+}
+
+/// Whether `name` can be a plugin file's stem.
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Pulls `reference` into the plugin directory `dir` (see the module docs).
+///
+/// # Errors
+/// [`DistError::Reference`] for a malformed reference or plugin name;
+/// [`DistError::Registry`] when the registry fails, lacks the tag, or sends
+/// bytes that do not match their digest; [`DistError::NotAComponent`];
+/// [`DistError::TooLarge`]; [`DistError::Locked`]; [`DistError::Policy`]
+/// for an invalid requested policy; [`DistError::File`].
+pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<Pulled, DistError> {
+    let reference = OciReference::parse(reference)?;
+    let name = options
+        .name
+        .clone()
+        .unwrap_or_else(|| reference.default_name().to_string());
+    if !valid_name(&name) {
+        return Err(DistError::Reference {
+            reference: reference.to_string(),
+            message: format!(
+                "`{}` cannot be a plugin name; give one of letters, digits, `-`, `_` and `.`",
+                corral::untrusted_text::escape(&name)
+            ),
+        });
+    }
+    let lock_error = |e: corral::LockError| DistError::File {
+        path: e.path.clone(),
+        message: e.message,
+    };
+    let mut lock = corral::Lock::read(dir)
+        .map_err(lock_error)?
+        .unwrap_or_default();
+    let (client, auth) = crate::client::for_reference(&reference);
+    let (manifest, digest) = client
+        .pull_image_manifest(&reference.inner, &auth)
+        .await
+        .map_err(|e| crate::client::registry_error(&reference, &e))?;
+    if options.locked {
+        check_locked(&lock, &name, &reference, &digest)?;
+    }
+    let component =
+        one_layer(&reference, &manifest.layers, layout::is_component)?.ok_or_else(|| {
+            DistError::NotAComponent {
+                reference: reference.to_string(),
+                message: format!(
+                    "its manifest has no `{}` layer (layers: {}); is it a container image?",
+                    layout::WASM_MEDIA_TYPE,
+                    media_types(&manifest.layers)
+                ),
+            }
+        })?;
+    let policy = one_layer(&reference, &manifest.layers, |t| {
+        t == layout::POLICY_MEDIA_TYPE
+    })?;
+    let declared = u64::try_from(component.size).unwrap_or(u64::MAX);
+    if declared > options.max_bytes {
+        return Err(DistError::too_large(
+            &reference,
+            "component",
+            declared,
+            options.max_bytes,
+        ));
+    }
+    if let Some(policy) = policy {
+        let size = u64::try_from(policy.size).unwrap_or(u64::MAX);
+        if size > layout::MAX_POLICY_BYTES {
+            return Err(DistError::too_large(
+                &reference,
+                "policy",
+                size,
+                layout::MAX_POLICY_BYTES,
+            ));
+        }
+    }
+    let at = reference.at_digest(&digest);
+    // The policy first (small, in memory): an invalid one stops the pull
+    // before the component is replaced.
+    let requested = match policy {
+        None => None,
+        Some(layer) => {
+            let bytes = crate::transfer::fetch(
+                &client,
+                &reference,
+                &at,
+                layer,
+                layout::MAX_POLICY_BYTES,
+                "policy",
+            )
+            .await?;
+            Some((layer.digest.clone(), bytes))
+        }
+    };
+    let requested = match requested {
+        None => None,
+        Some((digest, bytes)) => Some(write_request(dir, &name, &reference, digest, bytes)?),
+    };
+    let path = dir.join(format!("{name}.wasm"));
+    let bytes = crate::transfer::download(
+        &client,
+        &reference,
+        &at,
+        component,
+        options.max_bytes,
+        &path,
+    )
+    .await?;
+    let mut entry = corral::LockedPlugin::new(&name, &reference.text, &digest, &component.digest);
+    entry.policy = requested.as_ref().map(|r| r.digest.clone());
+    lock.insert(entry);
+    lock.write(dir).map_err(lock_error)?;
+    Ok(Pulled {
+        name,
+        reference: reference.text.clone(),
+        manifest: digest,
+        component: component.digest.clone(),
+        bytes,
+        path,
+        requested_policy: requested,
+    })
+}
+
+/// Pulls every plugin `corral.lock` lists in `dir` again, each refused if it
+/// differs from what the lock records. Answers each plugin's outcome, in
+/// the lock's order.
+///
+/// # Errors
+/// [`DistError::File`] when the lock file cannot be read or there is none.
+pub async fn pull_locked(
+    dir: &Path,
+    options: &PullOptions,
+) -> Result<Vec<(String, Result<Pulled, DistError>)>, DistError> {
+    let lock = corral::Lock::read(dir)
+        .map_err(|e| DistError::File {
+            path: e.path.clone(),
+            message: e.message,
+        })?
+        .ok_or_else(|| DistError::File {
+            path: corral::Lock::path(dir),
+            message: "there is no lock file to pull from; pull each plugin once first".into(),
+        })?;
+    let mut outcomes = Vec::new();
+    for entry in lock.plugins {
+        let options = options.clone().name(&entry.name).locked(true);
+        let outcome = pull(&entry.reference, dir, &options).await;
+        outcomes.push((entry.name, outcome));
+    }
+    Ok(outcomes)
+}
+
+fn check_locked(
+    lock: &corral::Lock,
+    name: &str,
+    reference: &OciReference,
+    digest: &str,
+) -> Result<(), DistError> {
+    let locked = |message: String| DistError::Locked {
+        name: name.to_string(),
+        message,
+    };
+    let Some(entry) = lock.get(name) else {
+        return Err(locked(format!(
+            "{} does not list it; pull it once without the lock to add it",
+            corral::LOCK_FILE
+        )));
+    };
+    if entry.reference != reference.text {
+        return Err(locked(format!(
+            "{} records it from {}, not {reference}",
+            corral::LOCK_FILE,
+            corral::untrusted_text::escape(&entry.reference)
+        )));
+    }
+    if entry.manifest != digest {
+        return Err(locked(format!(
+            "{reference} now resolves to {digest}, but {} records {}; the tag moved: \
+             nothing was fetched (pull it without the lock to take the new version)",
+            corral::LOCK_FILE,
+            entry.manifest
+        )));
+    }
+    Ok(())
+}
+
+fn media_types(layers: &[OciDescriptor]) -> String {
+    let types: Vec<String> = layers
+        .iter()
+        .map(|l| corral::untrusted_text::escape(&l.media_type).into_owned())
+        .collect();
+    if types.is_empty() {
+        "none".into()
+    } else {
+        types.join(", ")
+    }
+}
+
+/// The one layer of `layers` that `pick` selects, if any.
+fn one_layer<'m>(
+    reference: &OciReference,
+    layers: &'m [OciDescriptor],
+    pick: impl Fn(&str) -> bool,
+) -> Result<Option<&'m OciDescriptor>, DistError> {
+    let mut found = layers.iter().filter(|l| pick(&l.media_type));
+    let first = found.next();
+    if first.is_some() && found.next().is_some() {
+        return Err(DistError::NotAComponent {
+            reference: reference.to_string(),
+            message: format!(
+                "its manifest has more than one `{}` layer; corral pulls one component with \
+                 at most one policy",
+                corral::untrusted_text::escape(
+                    &first.map(|l| l.media_type.clone()).unwrap_or_default()
+                )
+            ),
+        });
+    }
+    Ok(first)
+}
+
+/// Checks the requested policy and writes it beside the component.
+fn write_request(
+    dir: &Path,
+    name: &str,
+    reference: &OciReference,
+    digest: String,
+    bytes: Vec<u8>,
+) -> Result<RequestedPolicy, DistError> {
+    let invalid = |message: String| DistError::Policy {
+        reference: reference.to_string(),
+        message,
+    };
+    let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))?;
+    let path = requested_policy_path(dir, name);
+    let policy = corral::Policy::parse(&text, &path).map_err(|e| invalid(e.to_string()))?;
+    let grants = policy.grants(&corral::effective_limits(
+        &corral::Limits::default(),
+        &policy.limits,
+        None,
+    ));
+    let tmp = path.with_extension("tmp");
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, text.as_bytes())?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(DistError::File {
+            path,
+            message: e.to_string(),
+        });
+    }
+    Ok(RequestedPolicy {
+        path,
+        digest,
+        grants,
+    })
+}

@@ -1,0 +1,101 @@
+//! `push`: publishes a component, with the policy it requests, as a Wasm OCI
+//! artifact ([`crate::layout`]).
+
+use std::path::Path;
+
+use oci_client::client::{Config, ImageLayer};
+use oci_client::manifest::OciImageManifest;
+use sha2::{Digest as _, Sha256};
+
+use crate::reference::OciReference;
+use crate::{DistError, layout};
+
+/// What a push published.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Pushed {
+    /// The reference pushed to.
+    pub reference: String,
+    /// The manifest's digest: pull `…@DIGEST` to get exactly this.
+    pub manifest: String,
+    /// The component layer's digest.
+    pub component: String,
+    /// The policy layer's digest, when a policy went with it.
+    pub policy: Option<String>,
+}
+
+/// A component's preamble: `\0asm`, then the component layer's version.
+const COMPONENT_PREAMBLE: [u8; 8] = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
+
+/// Pushes the component `wasm` (and `policy`, a policy file, when given) to
+/// `reference`.
+///
+/// # Errors
+/// [`DistError::Reference`]; [`DistError::File`] when a file cannot be read
+/// or `wasm` is not a component; [`DistError::Policy`] when the policy is not
+/// valid; [`DistError::Registry`] when the registry refuses.
+pub async fn push(
+    wasm: &Path,
+    policy: Option<&Path>,
+    reference: &str,
+) -> Result<Pushed, DistError> {
+    let reference = OciReference::parse(reference)?;
+    let file_error = |path: &Path, message: String| DistError::File {
+        path: path.to_path_buf(),
+        message,
+    };
+    let bytes = std::fs::read(wasm).map_err(|e| file_error(wasm, e.to_string()))?;
+    if !bytes.starts_with(&COMPONENT_PREAMBLE) {
+        return Err(file_error(
+            wasm,
+            "is not a WebAssembly component; build it for wasm32-wasip2 first".into(),
+        ));
+    }
+    let component = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
+    let mut layers = vec![ImageLayer::new(bytes, layout::WASM_MEDIA_TYPE.into(), None)];
+    let mut policy_digest = None;
+    if let Some(path) = policy {
+        let text = std::fs::read_to_string(path).map_err(|e| file_error(path, e.to_string()))?;
+        corral::Policy::parse(&text, path).map_err(|e| DistError::Policy {
+            reference: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        policy_digest = Some(format!(
+            "sha256:{}",
+            hex::encode(Sha256::digest(text.as_bytes()))
+        ));
+        layers.push(ImageLayer::new(
+            text.into_bytes(),
+            layout::POLICY_MEDIA_TYPE.into(),
+            None,
+        ));
+    }
+    let config = Config::new(
+        serde_json::to_vec(&layout::config(&component)).unwrap_or_default(),
+        layout::CONFIG_MEDIA_TYPE.into(),
+        None,
+    );
+    let manifest = OciImageManifest::build(&layers, &config, None);
+    let manifest_digest = format!(
+        "sha256:{}",
+        hex::encode(Sha256::digest(
+            serde_json::to_vec(&manifest).unwrap_or_default()
+        ))
+    );
+    let (client, auth) = crate::client::for_reference(&reference);
+    client
+        .push(&reference.inner, &layers, config, &auth, Some(manifest))
+        .await
+        .map_err(|e| crate::client::registry_error(&reference, &e))?;
+    // The registry's digest of what it stored is the one that counts.
+    let manifest = client
+        .fetch_manifest_digest(&reference.inner, &auth)
+        .await
+        .unwrap_or(manifest_digest);
+    Ok(Pushed {
+        reference: reference.text.clone(),
+        manifest,
+        component,
+        policy: policy_digest,
+    })
+}

@@ -1,0 +1,126 @@
+//! Moving one layer's bytes: streamed under a cap, hashed as they arrive and
+//! checked against the layer digest; into memory (a policy) or into a
+//! temporary file renamed into place only when complete and verified (a
+//! component).
+
+use std::path::Path;
+
+use futures_util::StreamExt as _;
+use oci_client::manifest::OciDescriptor;
+use sha2::{Digest as _, Sha256};
+
+use crate::DistError;
+use crate::reference::OciReference;
+
+/// Streams one layer, at most `cap` bytes, into `sink`; answers its size.
+/// The sha256 of what arrived must be the layer's digest.
+async fn stream_layer(
+    client: &oci_client::Client,
+    reference: &OciReference,
+    at: &oci_client::Reference,
+    layer: &OciDescriptor,
+    cap: u64,
+    what: &'static str,
+    mut sink: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<u64, DistError> {
+    let mut stream = client
+        .pull_blob_stream(at, layer)
+        .await
+        .map_err(|e| crate::client::registry_error(reference, &e))?;
+    let mut hasher = Sha256::new();
+    let mut total: u64 = 0;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            let mismatch = e
+                .get_ref()
+                .is_some_and(|inner| inner.is::<oci_client::errors::DigestError>());
+            let said = corral::untrusted_text::escape(&e.to_string()).into_owned();
+            DistError::Registry {
+                reference: reference.to_string(),
+                message: if mismatch {
+                    format!(
+                        "what the registry sent does not match its digest; nothing was \
+                         written ({said})"
+                    )
+                } else {
+                    format!("the download of the {what} broke off ({said}); nothing was written")
+                },
+            }
+        })?;
+        total += chunk.len() as u64;
+        if total > cap {
+            return Err(DistError::too_large(reference, what, total, cap));
+        }
+        hasher.update(&chunk);
+        sink(&chunk).map_err(|e| DistError::Registry {
+            reference: reference.to_string(),
+            message: format!("cannot store the {what}: {e}"),
+        })?;
+    }
+    let actual = format!("sha256:{}", hex::encode(hasher.finalize()));
+    if actual != layer.digest {
+        return Err(DistError::Registry {
+            reference: reference.to_string(),
+            message: format!(
+                "the {what} layer's bytes hash to {actual}, not its digest {}; nothing was written",
+                corral::untrusted_text::escape(&layer.digest)
+            ),
+        });
+    }
+    Ok(total)
+}
+
+/// A small layer, into memory.
+pub(crate) async fn fetch(
+    client: &oci_client::Client,
+    reference: &OciReference,
+    at: &oci_client::Reference,
+    layer: &OciDescriptor,
+    cap: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, DistError> {
+    let mut bytes = Vec::new();
+    stream_layer(client, reference, at, layer, cap, what, |chunk| {
+        bytes.extend_from_slice(chunk);
+        Ok(())
+    })
+    .await?;
+    Ok(bytes)
+}
+
+/// The component layer, into a temporary file renamed over `path` once
+/// complete and verified.
+pub(crate) async fn download(
+    client: &oci_client::Client,
+    reference: &OciReference,
+    at: &oci_client::Reference,
+    layer: &OciDescriptor,
+    cap: u64,
+    path: &Path,
+) -> Result<u64, DistError> {
+    let file_error = |e: std::io::Error| DistError::File {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Not `*.wasm`: the host never loads a partial download.
+    let part = path.with_file_name(format!(".{name}.part"));
+    let mut file = std::fs::File::create(&part).map_err(file_error)?;
+    let result = stream_layer(client, reference, at, layer, cap, "component", |chunk| {
+        std::io::Write::write_all(&mut file, chunk)
+    })
+    .await;
+    let finish = result.and_then(|bytes| {
+        file.sync_all().map_err(file_error)?;
+        drop(file);
+        std::fs::rename(&part, path).map_err(file_error)?;
+        Ok(bytes)
+    });
+    if finish.is_err() {
+        let _ = std::fs::remove_file(&part);
+    }
+    finish
+}
