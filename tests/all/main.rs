@@ -32,6 +32,7 @@ mod samples;
 mod search;
 mod secrets;
 mod security;
+mod startup;
 /// The shared helpers (the `corral-test-support` crate).
 mod support {
     pub use corral_test_support::*;

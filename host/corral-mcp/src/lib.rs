@@ -318,7 +318,27 @@ impl ServerHandler for McpServer {
                 .await;
             return Ok(CallToolResponse::Complete(result));
         }
-        let Some(tool) = self.host.tool(&name) else {
+        let mut found = self.host.tool(&name);
+        if found.is_none() && !self.host.pending_plugins().is_empty() {
+            // Serving before compiling: a plugin still being compiled may
+            // bring this name. Wait for it (saying so), up to the deadline.
+            let progress: Option<corral::ProgressSink> =
+                context.meta.get_progress_token().map(|token| {
+                    let peer = context.peer.clone();
+                    Arc::new(move |_tool: &str, message: &str| {
+                        let param = rmcp::model::ProgressNotificationParam::new(token.clone(), 0.0)
+                            .with_message(message.to_string());
+                        let peer = peer.clone();
+                        tokio::spawn(async move { peer.notify_progress(param).await });
+                    }) as corral::ProgressSink
+                });
+            let within = self.host.limits().timeout();
+            self.host
+                .wait_for_tool(&name, within, progress.as_ref())
+                .await;
+            found = self.host.tool(&name);
+        }
+        let Some(tool) = found else {
             let err = CallError::UnknownTool {
                 suggestion: None,
                 name: name.clone(),

@@ -69,6 +69,14 @@ impl ComponentCache {
         self.dir.as_deref()
     }
 
+    /// Whether the cache holds the compiled form of the component whose
+    /// sha256 is `sha256`, for this engine (a disabled cache holds nothing).
+    pub(crate) fn has_entry(&self, engine: &Engine, sha256: &str) -> bool {
+        self.dir
+            .as_ref()
+            .is_some_and(|dir| entry_path(dir, engine, sha256).is_file())
+    }
+
     /// Returns the compiled component for `bytes` (whose sha256 is `sha256`),
     /// from the cache when possible. A cache that cannot be read or written is
     /// logged and bypassed, never fatal.
@@ -87,7 +95,7 @@ impl ComponentCache {
                 CacheOutcome::Compiled,
             ));
         };
-        let path = dir.join(format!("{sha256}-{}.cwasm", engine_key(engine)));
+        let path = entry_path(dir, engine, sha256);
         // Read into memory rather than `deserialize_file`'s mmap: a cache file
         // truncated by someone else while mapped would SIGBUS the whole host.
         // The copy costs about 0.2 ms per plugin at load.
@@ -109,6 +117,11 @@ impl ComponentCache {
         }
         Ok((component, CacheOutcome::Compiled))
     }
+}
+
+/// The cache entry of the component `sha256` compiled by `engine`.
+fn entry_path(dir: &Path, engine: &Engine, sha256: &str) -> PathBuf {
+    dir.join(format!("{sha256}-{}.cwasm", engine_key(engine)))
 }
 
 /// A short hex digest of the engine's compatibility hash.

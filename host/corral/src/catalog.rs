@@ -42,9 +42,19 @@ pub struct Catalog {
     facades: crate::discovery::Facades,
     /// `tool_search`'s ranking index, built on its first free-text query.
     search_index: std::sync::OnceLock<crate::discovery::rank::Index>,
+    /// Plugin files not loaded yet: not in the component cache when the host
+    /// started serving before compiling; the next load compiles them.
+    pending: Vec<PathBuf>,
 }
 
 impl Catalog {
+    /// Plugin files this catalog does not serve yet because they were still
+    /// to be compiled ([`HostBuilder::serve_while_compiling`](crate::HostBuilder::serve_while_compiling)),
+    /// sorted; empty once a load compiled them.
+    pub fn pending(&self) -> &[PathBuf] {
+        &self.pending
+    }
+
     /// The facades of progressive disclosure over this catalog's tools
     /// (empty unless the host enables it,
     /// [`HostBuilder::disclosure`](crate::HostBuilder::disclosure)).
@@ -158,7 +168,11 @@ pub(crate) async fn load(
     };
     let empty = BTreeMap::new();
     let before = previous.map_or(&empty, |c| &c.plugins);
-    let (mut described, mut load_errors) = loader::load_files(ctx, files.clone(), before).await;
+    let loader::Loaded {
+        mut described,
+        errors: mut load_errors,
+        deferred: pending,
+    } = loader::load_files(ctx, files.clone(), before).await;
     // A file that is half-written or invalid never replaces a working version.
     let served = |path: &Path| previous.and_then(|c| c.served_version(path));
     let mut kept = Vec::new();
@@ -277,6 +291,7 @@ pub(crate) async fn load(
             groups,
             facades,
             search_index: std::sync::OnceLock::new(),
+            pending,
         },
         kept,
     ))

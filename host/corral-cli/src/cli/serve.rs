@@ -74,7 +74,10 @@ impl ServeCmd {
                     .gates
                     .configure(b)?
                     .context(context)
-                    .disclosure(disclosure))
+                    .disclosure(disclosure)
+                    // Answer at once with what is cached; compile the rest
+                    // in the background and announce it with list_changed.
+                    .serve_while_compiling(true))
             })
             .await?;
         for err in host.load_errors() {

@@ -67,6 +67,7 @@ pub struct HostBuilder {
     discovery: Discovery,
     any_component: bool,
     max_plugin_bytes: u64,
+    serve_while_compiling: bool,
     secrets: Option<crate::secrets::SecretStore>,
 }
 
@@ -101,6 +102,7 @@ impl Default for HostBuilder {
             discovery: Discovery::default(),
             any_component: true,
             max_plugin_bytes: crate::files::DEFAULT_MAX_PLUGIN_BYTES,
+            serve_while_compiling: false,
             secrets: None,
         }
     }
@@ -312,6 +314,20 @@ impl HostBuilder {
         self
     }
 
+    /// Serves what the component cache holds at once, and compiles the
+    /// other plugins in the background: `build` returns with only the
+    /// plugins whose compiled form is cached loaded (the rest listed by
+    /// [`Host::pending_plugins`]), then one background reload compiles the
+    /// rest in parallel and announces them like any reload
+    /// ([`Host::subscribe`]). A call naming a tool not loaded yet waits for
+    /// that reload, up to the call's deadline. Default: off (`build` loads
+    /// everything, as a one-shot command needs).
+    #[must_use]
+    pub fn serve_while_compiling(mut self, on: bool) -> Self {
+        self.serve_while_compiling = on;
+        self
+    }
+
     /// The plugin size cap, in bytes: a larger `*.wasm` file fails to load
     /// (before it is read) with [`LoadErrorReason::TooLarge`](crate::LoadErrorReason::TooLarge),
     /// and the distribution client refuses a larger layer before writing it.
@@ -416,32 +432,12 @@ impl HostBuilder {
                 required: &self.required,
                 states: &states,
                 secrets: self.secrets.as_ref(),
+                defer_uncached: self.serve_while_compiling,
             },
             None,
         )
         .await?;
-        for name in &self.required {
-            if catalog.tool(name).is_none() {
-                tracing::warn!(
-                    tool = name,
-                    "marked as requiring approval, but no loaded tool has this name"
-                );
-            }
-        }
-        if self.gate.reviewer.is_none() {
-            let gated: Vec<&str> = catalog
-                .tools()
-                .filter(|tool| tool.requires_approval())
-                .map(|tool| tool.spec().name.as_str())
-                .collect();
-            if !gated.is_empty() {
-                tracing::warn!(
-                    "tools requiring approval with no reviewer configured (their calls will \
-                     fail until one is): {}",
-                    gated.join(", ")
-                );
-            }
-        }
+        super::startup::warn_about_gates(&catalog, &self.required, self.gate.reviewer.is_some());
         let gate = Arc::new(self.gate);
         // The sandbox, inside the resilience layers, inside the embedder's.
         let mut dispatch: DispatchService = crate::resilience::wrap(
@@ -457,7 +453,7 @@ impl HostBuilder {
             dispatch = layer(dispatch);
         }
         let (changes, _) = watch::channel(catalog.generation());
-        Ok(Host {
+        let host = Host {
             inner: Arc::new(HostInner {
                 env: CallEnv {
                     limits: self.limits,
@@ -481,7 +477,10 @@ impl HostBuilder {
                 discovery,
                 states,
                 secrets: self.secrets,
+                reloads: watch::channel(0).0,
             }),
-        })
+        };
+        host.compile_pending_in_background();
+        Ok(host)
     }
 }

@@ -3,6 +3,7 @@
 //! through the call pipeline ([`crate::stages`]), recording each one.
 
 mod builder;
+mod startup;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -71,6 +72,9 @@ struct HostInner {
     states: crate::resilience::state::StateCount,
     /// Where `[[http.credentials]]` find their secrets, on every load.
     secrets: Option<crate::secrets::SecretStore>,
+    /// Counts finished reloads (whatever they changed): what a call waiting
+    /// for a pending plugin wakes on.
+    reloads: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Host {
@@ -134,7 +138,7 @@ impl Host {
     pub async fn reload(&self) -> Result<ReloadReport, HostError> {
         let _one_at_a_time = self.inner.reloading.lock().await;
         let previous = self.catalog();
-        let (next, kept) = catalog::load(
+        let loaded = catalog::load(
             &LoadContext {
                 engine: &self.inner.engine,
                 linker: &self.inner.linker,
@@ -146,16 +150,26 @@ impl Host {
                 required: &self.inner.env.required,
                 states: &self.inner.states,
                 secrets: self.inner.secrets.as_ref(),
+                defer_uncached: false,
             },
             Some(&previous),
         )
-        .await?;
+        .await;
+        let (next, kept) = match loaded {
+            Ok(loaded) => loaded,
+            Err(err) => {
+                // Waiters for pending plugins look again, and give up.
+                self.inner.reloads.send_modify(|n| *n += 1);
+                return Err(err);
+            }
+        };
         let report = catalog::diff(&previous, &next, kept);
         *self
             .inner
             .catalog
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(next);
+        self.inner.reloads.send_modify(|n| *n += 1);
         if report.tools_changed() {
             tracing::info!(
                 generation = report.generation,
@@ -311,7 +325,16 @@ impl Host {
         let input = match &arguments {
             RawArguments::Text(text) | RawArguments::Parsed(_, text) => text.clone(),
         };
-        let catalog = self.catalog();
+        let mut catalog = self.catalog();
+        if catalog.tool(name).is_none() && !catalog.pending().is_empty() {
+            self.wait_for_tool(
+                name,
+                self.inner.env.limits.timeout(),
+                options.progress.as_ref(),
+            )
+            .await;
+            catalog = self.catalog();
+        }
         let tool = catalog.tool(name).cloned();
         let result = stages::run(
             &self.inner.env,

@@ -29,8 +29,11 @@ use crate::error::{LoadError, LoadErrorReason};
 use crate::limits::Limits;
 use crate::policy::{Policy, policy_path};
 use crate::sandbox::grants::Grants;
-use crate::sandbox::{self, Op, OpResult, PluginPre, RunSetup, SandboxState};
+use crate::sandbox::{PluginPre, SandboxState};
 use crate::spec::RawSpec;
+
+mod describe;
+use describe::describe;
 
 /// A loaded plugin: one component file, compiled and linked, ready to
 /// instantiate once per call, with its policy.
@@ -137,6 +140,9 @@ enum Compiled {
     /// Bytes and policy unchanged since the previous load.
     Reused(Described),
     Fresh(Box<Plugin>),
+    /// Not in the component cache, and this load serves what is cached
+    /// first: left for the next load.
+    Deferred,
 }
 
 /// Reads the policy, reads and checks the bytes, and compiles and links one
@@ -225,6 +231,9 @@ fn compile_one(
              or raise the host's maximum limits",
             policy_file.display()
         )));
+    }
+    if inputs.defer_uncached && !cache.has_entry(engine, &sha256) {
+        return Ok(Compiled::Deferred);
     }
     let started = Instant::now();
     let (component, outcome) = crate::cache::compile(engine, cache, &bytes, &sha256)?;
@@ -348,6 +357,10 @@ pub(crate) struct LoadContext<'a> {
     pub states: &'a crate::resilience::state::StateCount,
     /// Where `[[http.credentials]]` find their secrets; `None`: nowhere.
     pub secrets: Option<&'a crate::secrets::SecretStore>,
+    /// Load only plugins whose compiled form the component cache holds; the
+    /// others are answered as deferred, for a later load (serving before
+    /// compiling).
+    pub defer_uncached: bool,
 }
 
 /// What every plugin of one load is checked against, read once per load.
@@ -356,17 +369,20 @@ struct Inputs {
     secrets: BTreeMap<String, String>,
     /// The directory's `corral.lock`, or why it cannot be read.
     lock: Result<Option<crate::lock::Lock>, String>,
+    /// [`LoadContext::defer_uncached`].
+    defer_uncached: bool,
 }
 
 /// Compiles every file in parallel (reusing what `previous` already holds
 /// unchanged), then describes every new plugin in the sandbox, concurrently,
 /// each under its describe limits and holding a pool slot. Returns the
-/// described plugins in file order, and the files that failed.
+/// described plugins in file order, the files that failed, and those
+/// deferred.
 pub(crate) async fn load_files(
     ctx: &LoadContext<'_>,
     files: Vec<PathBuf>,
     previous: &std::collections::BTreeMap<PathBuf, Described>,
-) -> (Vec<Described>, Vec<LoadError>) {
+) -> Loaded {
     let mut tasks = tokio::task::JoinSet::new();
     // Read once per load; a plugin whose credentials need a secret the
     // store lacks fails with the secret's name.
@@ -384,7 +400,11 @@ pub(crate) async fn load_files(
         .plugin_dir
         .map_or(Ok(None), crate::lock::Lock::read)
         .map_err(|e| e.to_string());
-    let inputs = Arc::new(Inputs { secrets, lock });
+    let inputs = Arc::new(Inputs {
+        secrets,
+        lock,
+        defer_uncached: ctx.defer_uncached,
+    });
     for (index, path) in files.into_iter().enumerate() {
         let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());
         let limits = ctx.limits;
@@ -405,10 +425,12 @@ pub(crate) async fn load_files(
     }
     let mut errors = Vec::new();
     let mut described = Vec::new();
+    let mut deferred = Vec::new();
     let mut describing = tokio::task::JoinSet::new();
     while let Some(joined) = tasks.join_next().await {
         match joined {
             Ok((index, _, Ok(Compiled::Reused(done)))) => described.push((index, done)),
+            Ok((_, path, Ok(Compiled::Deferred))) => deferred.push(path),
             Ok((index, _, Ok(Compiled::Fresh(plugin)))) => {
                 let plugin: Arc<Plugin> = Arc::from(plugin);
                 let (engine, permits) = (ctx.engine.clone(), ctx.permits.clone());
@@ -438,62 +460,20 @@ pub(crate) async fn load_files(
     }
     described.sort_by_key(|(index, _)| *index);
     errors.sort_by(|a, b| a.path.cmp(&b.path));
-    (described.into_iter().map(|(_, d)| d).collect(), errors)
+    deferred.sort();
+    Loaded {
+        described: described.into_iter().map(|(_, d)| d).collect(),
+        errors,
+        deferred,
+    }
 }
 
-/// Runs `describe` once in a fresh sandbox under the plugin's describe
-/// limits, and checks its output against the plugin's caps.
-async fn describe(engine: &Engine, plugin: &Plugin) -> Result<Vec<RawSpec>, LoadErrorReason> {
-    let setup = RunSetup {
-        engine,
-        pre: &plugin.pre,
-        limits: &plugin.describe_limits,
-        plugin: plugin.name.clone(),
-        tool: Arc::from("describe"),
-        // `describe` runs with nothing granted, whatever the policy says.
-        grants: &Grants::none(),
-        // No approval hook: a `describe` that asks for approval gets a
-        // configuration error and exit-early.
-        approval: None,
-        // Nothing is granted, so no request gets as far as a lookup.
-        resolver: Arc::new(sandbox::http::SystemResolver),
-        progress: None,
-        // Nothing granted, no secret: nothing to scan for.
-        leaks: crate::secrets::Leaks::new(None, Arc::from("describe"), Default::default()),
-    };
-    let (result, report) = sandbox::run(setup, Op::Describe).await;
-    let specs = match result {
-        Ok(OpResult::Describe(specs)) => specs,
-        Ok(OpResult::Call(_)) => {
-            return Err(LoadErrorReason::DescribeFailed(
-                "the sandbox ran `call` for `describe`".into(),
-            ));
-        }
-        Err(failure) => {
-            let (stderr, _) = report.stderr;
-            if !stderr.is_empty() {
-                tracing::debug!(
-                    plugin = %plugin.path.display(),
-                    "describe stderr: {}",
-                    crate::text::escape(&stderr)
-                );
-            }
-            let failure = match failure {
-                sandbox::Failure::Timeout => format!(
-                    "exceeded its deadline of {} ms (raise `[describe] timeout_ms` in its policy \
-                     if it needs longer)",
-                    plugin.describe_limits.timeout_ms
-                ),
-                other => other.to_string(),
-            };
-            return Err(LoadErrorReason::DescribeFailed(failure));
-        }
-    };
-    let specs: Vec<RawSpec> = specs;
-    let bytes = specs.iter().map(RawSpec::text_bytes).sum();
-    plugin
-        .caps
-        .check_output(specs.len(), bytes)
-        .map_err(crate::caps::Over::into_reason)?;
-    Ok(specs)
+/// What one load of plugin files produced.
+pub(crate) struct Loaded {
+    /// The described plugins, in file order.
+    pub described: Vec<Described>,
+    /// The files that failed.
+    pub errors: Vec<LoadError>,
+    /// The files left for a later load ([`LoadContext::defer_uncached`]).
+    pub deferred: Vec<PathBuf>,
 }
