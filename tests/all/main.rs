@@ -29,6 +29,7 @@ mod policies;
 mod reload;
 mod resilience;
 mod samples;
+mod scaffold;
 mod search;
 mod secrets;
 mod security;

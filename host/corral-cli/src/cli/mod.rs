@@ -29,6 +29,7 @@ mod dist;
 mod gates;
 mod inspect;
 mod list;
+mod new;
 mod plan;
 mod policy;
 mod report;
@@ -214,6 +215,9 @@ enum Command {
     Pull(dist::PullCmd),
     /// Publish a component, with its policy, to an OCI registry
     Push(dist::PushCmd),
+    /// Create a tool project (rust, python, js or c) that builds and tests
+    /// itself
+    New(new::NewCmd),
 }
 
 /// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
@@ -271,6 +275,7 @@ pub fn main() -> ExitCode {
             Command::Secret(cmd) => cmd.run(&cli.global).await,
             Command::Pull(cmd) => cmd.run(&cli.global).await,
             Command::Push(cmd) => cmd.run(&cli.global).await,
+            Command::New(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {
