@@ -4,6 +4,8 @@
 # real sandboxed calls, including ones that hit a limit and are contained.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The system OpenSSL the build links (for signature checks), if missing.
+scripts/system-deps.sh --build
 
 scripts/build-guests.sh
 echo "==> building the corral host (release)"

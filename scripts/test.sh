@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The full test suite, from a fresh clone: installs the wasm32-wasip2 target and
-# Debian's docker-registry if needed, builds the sample tools (and the Python, JavaScript and C guests),
+# the Debian packages it needs (scripts/system-deps.sh) if missing, builds the sample tools (and the Python, JavaScript and C guests),
 # then runs `cargo test --workspace`: the unit tests of every crate, the guest
 # SDK's compile-fail UI tests, and the integration tests (corral-cli's `all`,
 # which get the `corral` binary from cargo and the Rust fixture guests from
@@ -9,16 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The distribution tests run a real OCI registry (Debian's docker-registry,
-# the CNCF distribution registry); each test starts its own on a loopback
-# port with temporary storage and stops it.
-if ! command -v docker-registry >/dev/null 2>&1; then
-    echo "==> installing docker-registry (Debian)"
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq docker-registry >/dev/null
-fi
+# Debian packages: OpenSSL for the sigstore crate, and the OCI registry the
+# distribution tests start (scripts/system-deps.sh).
+scripts/system-deps.sh
 
 scripts/build-guests.sh
 echo "==> cargo test --workspace"

@@ -200,12 +200,14 @@ async fn a_tampered_blob_an_oversized_layer_and_a_broken_download_write_nothing(
     let source = publisher();
     let wasm = source.path().join("fetch.wasm");
     let reference = registry.reference("tools/fetch:1.0");
-    let pushed = corral_dist::push(&wasm, None, &reference)
+    let pushed = corral_dist::push(&wasm, None, &reference, None)
         .await
         .expect("push");
     let text = support::guest(support::TEXT);
     let big = registry.reference("tools/text:1.0");
-    let text_pushed = corral_dist::push(&text, None, &big).await.expect("push");
+    let text_pushed = corral_dist::push(&text, None, &big, None)
+        .await
+        .expect("push");
     let target = tempfile::tempdir().expect("target");
     let options = corral_dist::PullOptions::default();
 

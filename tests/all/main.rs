@@ -33,6 +33,7 @@ mod scaffold;
 mod search;
 mod secrets;
 mod security;
+mod signatures;
 mod startup;
 /// The shared helpers (the `corral-test-support` crate).
 mod support {

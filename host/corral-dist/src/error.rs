@@ -46,6 +46,14 @@ pub enum DistError {
         /// The cap.
         limit_bytes: u64,
     },
+    /// A signature is required and none verifies.
+    #[error("{reference}: {message}")]
+    Signature {
+        /// The reference.
+        reference: String,
+        /// The keys expected and what was found.
+        message: String,
+    },
     /// A pull that must match the lock file does not.
     #[error("{name}: {message}")]
     Locked {

@@ -25,10 +25,12 @@ pub mod layout;
 mod pull;
 mod push;
 mod reference;
+mod signing;
 mod transfer;
+mod verify;
 
 pub use accept::{Accepted, accept_policy, requested_policy_path};
 pub use error::DistError;
-pub use pull::{PullOptions, Pulled, pull, pull_locked};
+pub use pull::{PullOptions, Pulled, RequestedPolicy, pull, pull_locked};
 pub use push::{Pushed, push};
 pub use reference::OciReference;

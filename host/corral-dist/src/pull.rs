@@ -13,7 +13,13 @@
 //!    it was.
 //! 5. The policy layer is checked as a policy and written as
 //!    `NAME.policy.requested.toml`, inert until accepted.
-//! 6. `corral.lock` records the reference and digests.
+//! 6. `corral.lock` records the reference, the digests and who signed it.
+//!
+//! Between 2 and 3, the registry's cosign signatures of the manifest are
+//! checked against the trusted keys ([`crate::verify`]); when one is
+//! required and none verifies, nothing is fetched. A verified signature is
+//! kept beside the component (`NAME.wasm.cosign.json`), so that every load
+//! checks it again.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +42,10 @@ pub struct PullOptions {
     /// Refuse an artifact whose manifest digest differs from the one
     /// `corral.lock` records for the plugin (or a plugin it does not list).
     pub locked: bool,
+    /// The keys whose registry signatures are accepted, and whether one is
+    /// required (then an artifact none of them signed is refused before
+    /// anything is written).
+    pub trust: corral::Trust,
 }
 
 impl Default for PullOptions {
@@ -44,6 +54,7 @@ impl Default for PullOptions {
             name: None,
             max_bytes: corral::DEFAULT_MAX_PLUGIN_BYTES,
             locked: false,
+            trust: corral::Trust::default(),
         }
     }
 }
@@ -60,6 +71,13 @@ impl PullOptions {
     #[must_use]
     pub fn max_bytes(mut self, bytes: u64) -> Self {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// These options with the signature requirement `trust`.
+    #[must_use]
+    pub fn trust(mut self, trust: corral::Trust) -> Self {
+        self.trust = trust;
         self
     }
 
@@ -101,6 +119,8 @@ pub struct Pulled {
     pub path: PathBuf,
     /// The policy the publisher requests, if the artifact has one.
     pub requested_policy: Option<RequestedPolicy>,
+    /// The trusted key that verified the registry's signature, if one did.
+    pub signer: Option<corral::PublicKey>,
 }
 
 /// Whether `name` can be a plugin file's stem.
@@ -142,13 +162,30 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
         .map_err(lock_error)?
         .unwrap_or_default();
     let (client, auth) = crate::client::for_reference(&reference);
-    let (manifest, digest) = client
-        .pull_image_manifest(&reference.inner, &auth)
+    // The manifest as the registry serves it: its bytes are what its digest
+    // and a signature cover.
+    let (raw, digest) = client
+        .pull_manifest_raw(
+            &reference.inner,
+            &auth,
+            &[
+                oci_client::manifest::OCI_IMAGE_MEDIA_TYPE,
+                oci_client::manifest::IMAGE_MANIFEST_MEDIA_TYPE,
+            ],
+        )
         .await
         .map_err(|e| crate::client::registry_error(&reference, &e))?;
+    let manifest: oci_client::manifest::OciImageManifest =
+        serde_json::from_slice(&raw).map_err(|e| DistError::NotAComponent {
+            reference: reference.to_string(),
+            message: format!("its manifest is not an OCI image manifest ({e})"),
+        })?;
     if options.locked {
         check_locked(&lock, &name, &reference, &digest)?;
     }
+    // Signatures are checked before anything is fetched or written.
+    let signed =
+        crate::verify::registry(&client, &auth, &reference, &digest, &options.trust).await?;
     let component =
         one_layer(&reference, &manifest.layers, layout::is_component)?.ok_or_else(|| {
             DistError::NotAComponent {
@@ -215,7 +252,11 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
         &path,
     )
     .await?;
+    crate::verify::keep(&path, &raw, signed.as_ref())?;
     let mut entry = corral::LockedPlugin::new(&name, &reference.text, &digest, &component.digest);
+    entry.signer = signed
+        .as_ref()
+        .map(|(key, _)| format!("{} ({})", key.label, key.fingerprint));
     entry.policy = requested.as_ref().map(|r| r.digest.clone());
     lock.insert(entry);
     lock.write(dir).map_err(lock_error)?;
@@ -227,6 +268,7 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
         bytes,
         path,
         requested_policy: requested,
+        signer: signed.map(|(key, _)| key),
     })
 }
 

@@ -22,13 +22,17 @@ pub struct Pushed {
     pub component: String,
     /// The policy layer's digest, when a policy went with it.
     pub policy: Option<String>,
+    /// The tag of the cosign signature pushed beside it (`sha256-….sig`),
+    /// when it was signed.
+    pub signature: Option<String>,
 }
 
 /// A component's preamble: `\0asm`, then the component layer's version.
 const COMPONENT_PREAMBLE: [u8; 8] = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
 
 /// Pushes the component `wasm` (and `policy`, a policy file, when given) to
-/// `reference`.
+/// `reference`, and, with `key`, a cosign signature of its manifest (which
+/// covers the component and the policy).
 ///
 /// # Errors
 /// [`DistError::Reference`]; [`DistError::File`] when a file cannot be read
@@ -38,6 +42,7 @@ pub async fn push(
     wasm: &Path,
     policy: Option<&Path>,
     reference: &str,
+    key: Option<&corral::SigningKey>,
 ) -> Result<Pushed, DistError> {
     let reference = OciReference::parse(reference)?;
     let file_error = |path: &Path, message: String| DistError::File {
@@ -92,10 +97,15 @@ pub async fn push(
         .fetch_manifest_digest(&reference.inner, &auth)
         .await
         .unwrap_or(manifest_digest);
+    let signature = match key {
+        Some(key) => Some(crate::signing::push(&client, &auth, &reference, &manifest, key).await?),
+        None => None,
+    };
     Ok(Pushed {
         reference: reference.text.clone(),
         manifest,
         component,
         policy: policy_digest,
+        signature,
     })
 }

@@ -16,7 +16,9 @@ impl McpServer {
     /// The MCP definition of `tool`: name, description, `inputSchema`,
     /// [`McpServer::annotations`], and `_meta` with `corral/category`,
     /// `corral/returnBehavior` and, for a plugin's tool, `corral/plugin`,
-    /// `corral/sha256` and `corral/grants` (`{"files": [{"path", "writable"}],
+    /// `corral/sha256`, `corral/signature` when a trusted key verified the
+    /// plugin's signature (`{"signer", "fingerprint", "kind"}`), and
+    /// `corral/grants` (`{"files": [{"path", "writable"}],
     /// "environment": [name], "http": [destination]}`, guest paths and
     /// variable names only: never host paths or values).
     pub fn describe(&self, tool: &Tool) -> McpTool {
@@ -43,6 +45,9 @@ impl McpServer {
         if let Some(plugin) = tool.plugin() {
             meta.insert("corral/plugin".into(), json!(plugin.name()));
             meta.insert("corral/sha256".into(), json!(plugin.sha256()));
+            if let Some(signed) = plugin.signature() {
+                meta.insert("corral/signature".into(), json!(signed));
+            }
             meta.insert("corral/grants".into(), plugin.policy().grants_summary());
         }
         let mut description = spec.description.clone();

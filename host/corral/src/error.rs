@@ -315,6 +315,9 @@ pub enum LoadErrorReason {
         /// The cap, in bytes.
         limit_bytes: u64,
     },
+    /// The plugin must be signed by given keys, and is not.
+    #[error("{0}")]
+    Signature(String),
     /// The plugin is in the directory's `corral.lock` with another digest, or
     /// the lock file cannot be read.
     #[error("{0}")]

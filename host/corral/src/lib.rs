@@ -56,6 +56,7 @@ mod resolver;
 mod sandbox;
 mod schema;
 mod secrets;
+mod signature;
 mod spec;
 mod stages;
 mod text;
@@ -110,6 +111,11 @@ pub use resilience::{
 pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};
 pub use sandbox::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, SLICE_TICKS};
 pub use secrets::{SecretError, SecretStore};
+pub use signature::{
+    OciEvidence, PublicKey, SIGNATURE_ANNOTATION, SIGNATURE_MEDIA_TYPE, SignatureError, Signed,
+    SigningKey, Trust, blob_signature_path, oci_evidence_path, payload_digest,
+    simple_signing_payload, verifying_key,
+};
 pub use spec::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata, ToolSpec};
 pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation};
 pub use watch::{DEBOUNCE, Watcher};

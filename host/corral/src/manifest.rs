@@ -41,6 +41,7 @@ pub(crate) fn build(catalog: &Catalog) -> Value {
                             "name": plugin.name(),
                             "file": plugin.path().file_name().map(|f| f.to_string_lossy()),
                             "sha256": plugin.sha256(),
+                            "signature": plugin.signature(),
                             "witVersion": plugin.wit_version(),
                         }),
                         json!({

@@ -47,6 +47,9 @@ fn relevant(path: &Path) -> bool {
         // The WIT beside a component of another world: its docs.
         || name.ends_with(".wit")
         || name == crate::lock::LOCK_FILE
+        // Signatures beside a plugin.
+        || name.ends_with(".wasm.sig")
+        || name.ends_with(".wasm.cosign.json")
         || name == crate::compose::pipeline::PIPELINES_FILE
         || name == crate::discovery::GROUPS_FILE
         || name == crate::discovery::DISCLOSURE_FILE

@@ -12,7 +12,8 @@ use super::{GlobalArgs, print_json};
 /// Show one tool's description, metadata and argument schema.
 ///
 /// `--json` prints `{"name", "description", "parameters", "metadata",
-/// "plugin": {"name", "path", "sha256", "guest_name", "policy": path | null,
+/// "plugin": {"name", "path", "sha256", "signature": {"signer",
+/// "fingerprint", "kind"} | null, "guest_name", "policy": path | null,
 /// "grants": [text], "limits": corral::Limits} | null}` (`null` for a
 /// built-in tool or a pipeline; `limits` as the catalog computed them at load).
 #[derive(Args, Debug)]
@@ -53,6 +54,7 @@ impl DescribeCmd {
                     "name": p.name(),
                     "path": p.path(),
                     "sha256": p.sha256(),
+                    "signature": p.signature(),
                     "guest_name": tool.guest_name(),
                     "policy": (!p.policy().path.as_os_str().is_empty()).then(|| p.policy().path.clone()),
                     "grants": p.policy().grants(&limits),
@@ -69,6 +71,10 @@ impl DescribeCmd {
             Some(p) => {
                 outln!("plugin:            {} ({})", p.name(), p.path().display())?;
                 outln!("sha256:            {}", p.sha256())?;
+                match p.signature() {
+                    Some(signed) => outln!("signature:         {signed}")?,
+                    None => outln!("signature:         none verified")?,
+                }
             }
             None => outln!("plugin:            (built into corral)")?,
         }

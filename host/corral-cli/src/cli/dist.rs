@@ -44,7 +44,8 @@ impl PullCmd {
         std::fs::create_dir_all(&dir)?;
         let mut options = corral_dist::PullOptions::default()
             .max_bytes(global.max_plugin_bytes())
-            .locked(self.locked);
+            .locked(self.locked)
+            .trust(global.trust()?);
         if let Some(name) = &self.name {
             options = options.name(name);
         }
@@ -83,6 +84,9 @@ impl PullCmd {
                             "path": r.path, "digest": r.digest, "grants": r.grants,
                         })),
                         "accepted": accepted.is_some(),
+                        "signer": p.signer.as_ref().map(|k| json!({
+                            "key": k.label, "fingerprint": k.fingerprint,
+                        })),
                     })
                 })
                 .collect();
@@ -101,6 +105,9 @@ impl PullCmd {
                     p.bytes,
                     p.path.display()
                 )?;
+                if let Some(key) = &p.signer {
+                    outln!("  signed by {key}")?;
+                }
                 if let Some(request) = &p.requested_policy {
                     outln!("  its publisher requests a policy that would grant:")?;
                     for line in &request.grants {
@@ -146,7 +153,12 @@ pub struct PushCmd {
     /// Publish no policy
     #[arg(long)]
     no_policy: bool,
-    /// Print JSON: `{"reference", "manifest", "component", "policy": digest | null}`
+    /// Sign it with this private key (cosign's format; password from
+    /// COSIGN_PASSWORD): pushes a cosign signature of the manifest beside it
+    #[arg(long, value_name = "KEY")]
+    key: Option<PathBuf>,
+    /// Print JSON: `{"reference", "manifest", "component", "policy": digest | null,
+    /// "signature": tag | null}`
     #[arg(long)]
     json: bool,
 }
@@ -160,11 +172,17 @@ impl PushCmd {
             (Some(path), false) => Some(path),
             (None, false) => beside.exists().then_some(beside),
         };
-        let pushed = corral_dist::push(&self.file, policy.as_deref(), &self.reference).await?;
+        let key = match &self.key {
+            Some(path) => Some(corral::SigningKey::read(path, &super::sign::password())?),
+            None => None,
+        };
+        let pushed =
+            corral_dist::push(&self.file, policy.as_deref(), &self.reference, key.as_ref()).await?;
         if self.json {
             print_json(&json!({
                 "reference": pushed.reference, "manifest": pushed.manifest,
                 "component": pushed.component, "policy": pushed.policy,
+                "signature": pushed.signature,
             }))?;
         } else {
             outln!(
@@ -178,6 +196,9 @@ impl PushCmd {
                     ", no policy"
                 }
             )?;
+            if let Some(tag) = &pushed.signature {
+                outln!("signed: {tag}")?;
+            }
         }
         Ok(ExitCode::SUCCESS)
     }

@@ -35,6 +35,7 @@ mod policy;
 mod report;
 mod secret;
 mod serve;
+mod sign;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -103,6 +104,14 @@ pub struct GlobalArgs {
     /// pull refuses a larger component before writing it
     #[arg(long, global = true, value_name = "MIB", default_value_t = corral::DEFAULT_MAX_PLUGIN_BYTES >> 20)]
     max_plugin_mib: u64,
+    /// A public key whose signatures the host accepts (a cosign .pub);
+    /// repeat for several. Plugins and pulls signed by one of them are shown
+    /// as signed
+    #[arg(long = "trusted-key", global = true, value_name = "FILE")]
+    pub trusted_keys: Vec<PathBuf>,
+    /// Load and pull only plugins signed by a --trusted-key
+    #[arg(long, global = true)]
+    pub require_signatures: bool,
     /// Log more on stderr: default errors only, -v info, -vv debug, -vvv trace
     /// (RUST_LOG overrides)
     #[arg(short, long, global = true, action = ArgAction::Count)]
@@ -145,6 +154,22 @@ impl GlobalArgs {
         self.max_plugin_mib.saturating_mul(1 << 20)
     }
 
+    /// The signature requirement these options name.
+    pub fn trust(&self) -> anyhow::Result<corral::Trust> {
+        let keys = self
+            .trusted_keys
+            .iter()
+            .map(|path| corral::PublicKey::read(path))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.require_signatures && keys.is_empty() {
+            anyhow::bail!("--require-signatures needs at least one --trusted-key FILE");
+        }
+        Ok(corral::Trust {
+            keys,
+            required: self.require_signatures,
+        })
+    }
+
     /// The secret store these options name.
     pub fn secret_store(&self) -> corral::SecretStore {
         self.secrets
@@ -166,6 +191,7 @@ impl GlobalArgs {
         let mut builder = Host::builder()
             .plugin_dir(&dir)
             .max_plugin_bytes(self.max_plugin_bytes())
+            .trust(self.trust()?)
             .limits(self.limits()?)
             .cache(self.cache())
             .secrets(self.secret_store())
@@ -218,6 +244,10 @@ enum Command {
     /// Create a tool project (rust, python, js or c) that builds and tests
     /// itself
     New(new::NewCmd),
+    /// Make signing keys (cosign's formats)
+    Key(sign::KeyCmd),
+    /// Sign a component (FILE.wasm.sig, as cosign sign-blob writes it)
+    Sign(sign::SignCmd),
 }
 
 /// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
@@ -276,6 +306,8 @@ pub fn main() -> ExitCode {
             Command::Pull(cmd) => cmd.run(&cli.global).await,
             Command::Push(cmd) => cmd.run(&cli.global).await,
             Command::New(cmd) => cmd.run(&cli.global).await,
+            Command::Key(cmd) => cmd.run(&cli.global).await,
+            Command::Sign(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {

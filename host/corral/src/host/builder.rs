@@ -66,8 +66,9 @@ pub struct HostBuilder {
     resolver: Arc<dyn Resolver>,
     discovery: Discovery,
     any_component: bool,
-    max_plugin_bytes: u64,
-    serve_while_compiling: bool,
+    pub(super) max_plugin_bytes: u64,
+    pub(super) serve_while_compiling: bool,
+    pub(super) trust: crate::signature::Trust,
     secrets: Option<crate::secrets::SecretStore>,
 }
 
@@ -103,6 +104,7 @@ impl Default for HostBuilder {
             any_component: true,
             max_plugin_bytes: crate::files::DEFAULT_MAX_PLUGIN_BYTES,
             serve_while_compiling: false,
+            trust: crate::signature::Trust::default(),
             secrets: None,
         }
     }
@@ -314,31 +316,6 @@ impl HostBuilder {
         self
     }
 
-    /// Serves what the component cache holds at once, and compiles the
-    /// other plugins in the background: `build` returns with only the
-    /// plugins whose compiled form is cached loaded (the rest listed by
-    /// [`Host::pending_plugins`]), then one background reload compiles the
-    /// rest in parallel and announces them like any reload
-    /// ([`Host::subscribe`]). A call naming a tool not loaded yet waits for
-    /// that reload, up to the call's deadline. Default: off (`build` loads
-    /// everything, as a one-shot command needs).
-    #[must_use]
-    pub fn serve_while_compiling(mut self, on: bool) -> Self {
-        self.serve_while_compiling = on;
-        self
-    }
-
-    /// The plugin size cap, in bytes: a larger `*.wasm` file fails to load
-    /// (before it is read) with [`LoadErrorReason::TooLarge`](crate::LoadErrorReason::TooLarge),
-    /// and the distribution client refuses a larger layer before writing it.
-    /// Default: [`DEFAULT_MAX_PLUGIN_BYTES`](crate::DEFAULT_MAX_PLUGIN_BYTES)
-    /// (256 MiB).
-    #[must_use]
-    pub fn max_plugin_bytes(mut self, bytes: u64) -> Self {
-        self.max_plugin_bytes = bytes;
-        self
-    }
-
     /// Serves components of other worlds than `corral:tool/plugin` in
     /// any-component mode: each exported function a tool, under the same
     /// sandbox (see `corral::foreign` in `ARCHITECTURE.md`). A plugin's
@@ -433,6 +410,7 @@ impl HostBuilder {
                 states: &states,
                 secrets: self.secrets.as_ref(),
                 defer_uncached: self.serve_while_compiling,
+                trust: &self.trust,
             },
             None,
         )
@@ -478,6 +456,7 @@ impl HostBuilder {
                 states,
                 secrets: self.secrets,
                 reloads: watch::channel(0).0,
+                trust: self.trust,
             }),
         };
         host.compile_pending_in_background();

@@ -3,6 +3,7 @@
 //! through the call pipeline ([`crate::stages`]), recording each one.
 
 mod builder;
+mod loading;
 mod startup;
 
 use std::path::Path;
@@ -75,6 +76,8 @@ struct HostInner {
     /// Counts finished reloads (whatever they changed): what a call waiting
     /// for a pending plugin wakes on.
     reloads: watch::Sender<u64>,
+    /// The signature requirement, on every load.
+    trust: crate::signature::Trust,
 }
 
 impl std::fmt::Debug for Host {
@@ -151,6 +154,7 @@ impl Host {
                 states: &self.inner.states,
                 secrets: self.inner.secrets.as_ref(),
                 defer_uncached: false,
+                trust: &self.inner.trust,
             },
             Some(&previous),
         )

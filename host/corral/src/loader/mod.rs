@@ -32,6 +32,7 @@ use crate::sandbox::grants::Grants;
 use crate::sandbox::{PluginPre, SandboxState};
 use crate::spec::RawSpec;
 
+mod checks;
 mod describe;
 use describe::describe;
 
@@ -51,6 +52,10 @@ pub struct Plugin {
     /// A digest of the secret store when its policy uses secrets, so a
     /// reload notices a changed secret.
     secrets_stamp: Option<String>,
+    /// A digest of the signature beside it, so a reload checks a new one.
+    signature_stamp: Option<String>,
+    /// Who signed it, as verified at load.
+    signed: Option<crate::signature::Signed>,
     grants: Grants,
     /// The caps its `describe` output and specs are held to.
     caps: DescribeCaps,
@@ -115,6 +120,13 @@ impl Plugin {
         &self.sha256
     }
 
+    /// Who signed it, as verified when it loaded; `None` when unsigned (or
+    /// signed by no key the host or its policy trusts, where that is
+    /// allowed).
+    pub fn signature(&self) -> Option<&crate::signature::Signed> {
+        self.signed.as_ref()
+    }
+
     pub(crate) fn pre(&self) -> &PluginPre {
         &self.pre
     }
@@ -171,24 +183,16 @@ fn compile_one(
     };
     let bytes = crate::files::read_plugin(path, limits.max_plugin_bytes)?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
-    match &inputs.lock {
-        Ok(None) => {}
-        Ok(Some(lock)) => {
-            crate::lock::check(lock, path, &sha256).map_err(LoadErrorReason::Locked)?
-        }
-        Err(err) => {
-            return Err(LoadErrorReason::Locked(format!(
-                "{err}; no plugin of this directory loads until it can be checked"
-            )));
-        }
-    }
+    checks::lock(inputs, path, &sha256)?;
     let docs_stamp = crate::foreign::docs::sidecar_stamp(path);
     let secrets_stamp = crate::secrets::stamp(policy_source.as_deref(), secrets);
+    let signature_stamp = crate::signature::stamp(path);
     if let Some((plugin, specs)) = previous
         && plugin.sha256 == sha256
         && plugin.policy_source == policy_source
         && plugin.docs_stamp == docs_stamp
         && plugin.secrets_stamp == secrets_stamp
+        && plugin.signature_stamp == signature_stamp
     {
         return Ok(Compiled::Reused((plugin.clone(), specs.clone())));
     }
@@ -203,35 +207,8 @@ fn compile_one(
         Some(text) => Policy::parse(text, &policy_file)
             .map_err(|err| LoadErrorReason::Policy(err.to_string()))?,
     };
-    if let Some(expected) = &policy.sha256
-        && *expected != sha256
-    {
-        return Err(LoadErrorReason::IntegrityMismatch {
-            expected: expected.clone(),
-            actual: sha256,
-            policy: policy_file,
-        });
-    }
-    let describe_timeout = policy
-        .describe
-        .timeout_ms
-        .map(|ms| ("describe.timeout_ms", ms));
-    let over = policy
-        .limits
-        .above(&limits.max)
-        .map(|(knob, value, max)| (format!("limits.{knob}"), value, max))
-        .or_else(|| {
-            describe_timeout
-                .filter(|(_, ms)| *ms > limits.max.timeout_ms)
-                .map(|(knob, ms)| (knob.to_string(), ms, limits.max.timeout_ms))
-        });
-    if let Some((knob, value, max)) = over {
-        return Err(LoadErrorReason::Policy(format!(
-            "{}: {knob} = {value} exceeds the host's maximum of {max}; lower it, \
-             or raise the host's maximum limits",
-            policy_file.display()
-        )));
-    }
+    let signed = checks::integrity(&policy, path, &bytes, &sha256, &inputs.trust)?;
+    checks::within_maximums(&policy, &limits.max)?;
     if inputs.defer_uncached && !cache.has_entry(engine, &sha256) {
         return Ok(Compiled::Deferred);
     }
@@ -335,6 +312,8 @@ fn compile_one(
         policy_source,
         docs_stamp,
         secrets_stamp,
+        signature_stamp,
+        signed,
         grants,
     })))
 }
@@ -361,6 +340,8 @@ pub(crate) struct LoadContext<'a> {
     /// others are answered as deferred, for a later load (serving before
     /// compiling).
     pub defer_uncached: bool,
+    /// The host's signature requirement.
+    pub trust: &'a crate::signature::Trust,
 }
 
 /// What every plugin of one load is checked against, read once per load.
@@ -371,6 +352,8 @@ struct Inputs {
     lock: Result<Option<crate::lock::Lock>, String>,
     /// [`LoadContext::defer_uncached`].
     defer_uncached: bool,
+    /// The host's signature requirement.
+    trust: crate::signature::Trust,
 }
 
 /// Compiles every file in parallel (reusing what `previous` already holds
@@ -404,6 +387,7 @@ pub(crate) async fn load_files(
         secrets,
         lock,
         defer_uncached: ctx.defer_uncached,
+        trust: ctx.trust.clone(),
     });
     for (index, path) in files.into_iter().enumerate() {
         let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());

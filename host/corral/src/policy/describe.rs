@@ -164,7 +164,25 @@ impl Policy {
         if let Some(sha) = &self.sha256 {
             lines.push(format!("integrity: loads only if its sha256 is {sha}"));
         }
-        if lines.is_empty() || (lines.len() == 1 && self.sha256.is_some()) {
+        if !self.signed_by.is_empty() {
+            let keys: Vec<String> = self
+                .signed_by
+                .iter()
+                .map(|k| {
+                    k.file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            lines.push(format!(
+                "integrity: loads only if signed by {}",
+                keys.join(" or ")
+            ));
+        }
+        let integrity_only =
+            usize::from(self.sha256.is_some()) + usize::from(!self.signed_by.is_empty());
+        if lines.len() == integrity_only {
             lines.insert(
                 0,
                 "nothing beyond the defaults: no files, no environment, no network".into(),

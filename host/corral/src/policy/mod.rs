@@ -14,6 +14,10 @@
 //! sha256 = "5607a0d2…"          # integrity: refuse the plugin unless its sha256 is this
 //! any_component = true          # default; false: refuse it unless it targets corral's world
 //!
+//! [integrity]
+//! signed_by = ["keys/alice.pub"] # refuse the plugin unless one of these keys signed it
+//!                                # (cosign public keys, relative to this file)
+//!
 //! [limits]                       # override the host's defaults, within its maximums
 //! fuel = 2_000_000_000           # fuel units
 //! timeout_ms = 20_000            # milliseconds
@@ -182,6 +186,9 @@ pub struct Policy {
     pub path: PathBuf,
     /// The component's required sha256 (lowercase hex), if pinned.
     pub sha256: Option<String>,
+    /// `[integrity] signed_by`: public keys (files, resolved against the
+    /// policy's directory) one of which must have signed the component.
+    pub signed_by: Vec<PathBuf>,
     /// Limit overrides.
     pub limits: LimitOverrides,
     /// The `describe` deadline and caps of this plugin (`[describe]`).
@@ -272,6 +279,7 @@ impl Policy {
         Self {
             path: PathBuf::new(),
             sha256: None,
+            signed_by: Vec::new(),
             limits: LimitOverrides::default(),
             describe: DescribeOverrides::default(),
             filesystem: Vec::new(),
@@ -344,6 +352,19 @@ impl Policy {
                 ));
             }
             policy.sha256 = Some(value);
+        }
+
+        if let Some(integrity) = raw.integrity {
+            let base = path.parent().unwrap_or(Path::new("."));
+            for key in integrity.signed_by {
+                if key.get_ref().is_empty() {
+                    return Err(at(
+                        key.span(),
+                        "a key file name is empty; name a .pub file".into(),
+                    ));
+                }
+                policy.signed_by.push(base.join(key.get_ref()));
+            }
         }
 
         sections::limits(raw.limits, &mut policy, &at)?;

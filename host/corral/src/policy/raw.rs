@@ -11,6 +11,7 @@ use toml::Spanned;
 pub(super) struct RawPolicy {
     pub(super) version: Spanned<u32>,
     pub(super) sha256: Option<Spanned<String>>,
+    pub(super) integrity: Option<RawIntegrity>,
     pub(super) limits: Option<RawLimits>,
     pub(super) describe: Option<RawDescribe>,
     #[serde(default)]
@@ -24,6 +25,14 @@ pub(super) struct RawPolicy {
     pub(super) one_shot: Option<BTreeMap<String, Spanned<String>>>,
     pub(super) any_component: Option<bool>,
     pub(super) metadata: Option<BTreeMap<String, RawMetadata>>,
+}
+
+/// `[integrity]`: who must have signed the plugin.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawIntegrity {
+    #[serde(default)]
+    pub(super) signed_by: Vec<Spanned<String>>,
 }
 
 /// `[metadata.<tool>]`: what a tool's own spec does not say (components

@@ -1,0 +1,82 @@
+//! The checks a plugin file passes before it is compiled: its `corral.lock`
+//! entry, its integrity (the policy's sha256 pin, and its signature against
+//! the policy's `[integrity] signed_by` keys or the host's trusted keys), and
+//! its policy's limits within the host's maximums.
+
+use std::path::Path;
+
+use super::Inputs;
+use crate::error::LoadErrorReason;
+use crate::limits::Limits;
+use crate::policy::Policy;
+use crate::signature::{PublicKey, Signed};
+
+/// The file's digest against the directory's lock, if it is locked.
+pub(super) fn lock(inputs: &Inputs, path: &Path, sha256: &str) -> Result<(), LoadErrorReason> {
+    match &inputs.lock {
+        Ok(None) => Ok(()),
+        Ok(Some(lock)) => crate::lock::check(lock, path, sha256).map_err(LoadErrorReason::Locked),
+        Err(err) => Err(LoadErrorReason::Locked(format!(
+            "{err}; no plugin of this directory loads until it can be checked"
+        ))),
+    }
+}
+
+/// The sha256 pin, then the signature: answers who signed it.
+pub(super) fn integrity(
+    policy: &Policy,
+    path: &Path,
+    bytes: &[u8],
+    sha256: &str,
+    trust: &crate::signature::Trust,
+) -> Result<Option<Signed>, LoadErrorReason> {
+    if let Some(expected) = &policy.sha256
+        && *expected != sha256
+    {
+        return Err(LoadErrorReason::IntegrityMismatch {
+            expected: expected.clone(),
+            actual: sha256.to_string(),
+            policy: policy.path.clone(),
+        });
+    }
+    // The policy's keys, when it names some, are the ones that count.
+    let own: Vec<PublicKey> = policy
+        .signed_by
+        .iter()
+        .map(|key| PublicKey::read(key))
+        .collect::<Result<_, _>>()
+        .map_err(|e| {
+            LoadErrorReason::Policy(format!("{}: [integrity] {e}", policy.path.display()))
+        })?;
+    let (keys, required) = if own.is_empty() {
+        (&trust.keys[..], trust.required)
+    } else {
+        (&own[..], true)
+    };
+    crate::signature::check(path, bytes, sha256, keys, required).map_err(LoadErrorReason::Signature)
+}
+
+/// The policy's limits and describe deadline within the host's maximums.
+pub(super) fn within_maximums(policy: &Policy, max: &Limits) -> Result<(), LoadErrorReason> {
+    let describe_timeout = policy
+        .describe
+        .timeout_ms
+        .map(|ms| ("describe.timeout_ms", ms));
+    let over = policy
+        .limits
+        .above(max)
+        .map(|(knob, value, max)| (format!("limits.{knob}"), value, max))
+        .or_else(|| {
+            describe_timeout
+                .filter(|(_, ms)| *ms > max.timeout_ms)
+                .map(|(knob, ms)| (knob.to_string(), ms, max.timeout_ms))
+        });
+    match over {
+        Some((knob, value, max)) => Err(LoadErrorReason::Policy(format!(
+            "{}: {knob} = {value} exceeds the host's maximum of {max}; lower it, \
+             or raise the host's maximum limits",
+            policy.path.display()
+        ))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The Debian packages the build and the tests need beyond the base machine,
+# installed when missing (as root, or through sudo):
+#   libssl-dev, pkg-config  the system OpenSSL the sigstore crate links
+#                           (signature checks in corral)
+#   docker-registry         the CNCF distribution registry the distribution
+#                           tests start, one per test, on a loopback port
+#                           (not with --build, which is what building needs)
+set -euo pipefail
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
+if [[ "${1:-}" != "--build" ]]; then
+  command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+fi
+if ((${#missing[@]})); then
+  echo "==> installing Debian packages: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
