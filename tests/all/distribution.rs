@@ -2,7 +2,8 @@
 //! one per test, with its own storage): push and pull with a policy request
 //! and the lock file, tags and digests, a missing tag, a moved tag under
 //! `--locked`, a changed file at startup, a tampered blob, an oversized
-//! layer, and a registry that goes away mid-download.
+//! layer, a registry that goes away mid-download, and credentials from the
+//! docker `config.json`.
 
 use std::path::Path;
 use std::process::Command;
@@ -276,4 +277,53 @@ fn assert_only(dir: &Path, names: &[&str]) {
         .collect();
     found.sort();
     assert_eq!(found, names, "no partial download left behind");
+}
+
+#[test]
+fn a_registry_that_wants_credentials_gets_them_from_the_docker_config() {
+    // The user `corral`, password `corral-test` (bcrypt, cost 5).
+    let registry = Registry::start_with_basic_auth(
+        "corral:$2b$05$2mh1//XXS5NDxmn9INDwQe1KCcw3NvLn7ILcZpVJtzMc/hNwp.GSC",
+    );
+    let source = publisher();
+    let wasm = source.path().join("fetch.wasm").display().to_string();
+    let reference = registry.reference("private/fetch:1.0");
+    let (code, _, err) = corral(source.path(), &["push", &wasm, &reference]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("wants credentials"), "{err}");
+
+    let docker = tempfile::tempdir().expect("docker config");
+    use base64::Engine as _;
+    let auth = base64::engine::general_purpose::STANDARD.encode("corral:corral-test");
+    std::fs::write(
+        docker.path().join("config.json"),
+        format!(
+            r#"{{"auths": {{"{}": {{"auth": "{auth}"}}}}}}"#,
+            registry.addr
+        ),
+    )
+    .expect("config.json");
+    let with_config = |dir: &Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_corral"))
+            .arg("--plugins")
+            .arg(dir)
+            .args(args)
+            .env("DOCKER_CONFIG", docker.path())
+            .output()
+            .expect("run corral")
+    };
+    let out = with_config(source.path(), &["push", &wasm, &reference]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let target = tempfile::tempdir().expect("target");
+    let out = with_config(target.path(), &["pull", &reference]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(target.path().join("fetch.wasm").is_file());
 }

@@ -92,7 +92,9 @@ pub(crate) fn registry_error(
         E::ImageManifestNotFoundError(_) => {
             format!("the registry has no such tag or digest; check the reference ({said})")
         }
-        E::UnauthorizedError { .. } | E::AuthenticationFailure(_) => format!(
+        E::UnauthorizedError { .. }
+        | E::AuthenticationFailure(_)
+        | E::ServerError { code: 401, .. } => format!(
             "the registry wants credentials it was not given; log in to it so that the \
              docker config.json holds them ({said})"
         ),

@@ -30,6 +30,19 @@ impl Registry {
     /// When `docker-registry` is not installed (`scripts/test.sh` installs
     /// it), or it does not answer within 20 s.
     pub fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// Starts one that wants HTTP basic credentials: `htpasswd` is a line
+    /// `USER:BCRYPT-HASH`.
+    ///
+    /// # Panics
+    /// As [`Registry::start`].
+    pub fn start_with_basic_auth(htpasswd: &str) -> Self {
+        Self::start_with(Some(htpasswd))
+    }
+
+    fn start_with(htpasswd: Option<&str>) -> Self {
         let storage = tempfile::tempdir().expect("storage");
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -37,15 +50,21 @@ impl Registry {
             .port();
         let addr = format!("127.0.0.1:{port}");
         let config = storage.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  \
-                 delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
-                storage.path().join("data").display()
-            ),
-        )
-        .expect("config");
+        let mut text = format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  \
+             delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+            storage.path().join("data").display()
+        );
+        if let Some(line) = htpasswd {
+            let file = storage.path().join("htpasswd");
+            std::fs::write(&file, format!("{line}\n")).expect("htpasswd");
+            text.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: corral-test\n    path: {}\n",
+                file.display()
+            ));
+        }
+        std::fs::write(&config, text).expect("config");
+        let auth = htpasswd.is_some();
         let child = Command::new("docker-registry")
             .arg("serve")
             .arg(&config)
@@ -62,15 +81,15 @@ impl Registry {
             child,
         };
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !registry.answers() {
+        while !registry.answers(if auth { "401" } else { "200" }) {
             assert!(Instant::now() < deadline, "docker-registry did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
         registry
     }
 
-    /// Whether `GET /v2/` answers 200.
-    fn answers(&self) -> bool {
+    /// Whether `GET /v2/` answers with `status`.
+    fn answers(&self, status: &str) -> bool {
         let Ok(mut stream) = TcpStream::connect(&self.addr) else {
             return false;
         };
@@ -81,7 +100,7 @@ impl Registry {
         let mut answer = String::new();
         stream.write_all(request.as_bytes()).is_ok()
             && stream.read_to_string(&mut answer).is_ok()
-            && answer.starts_with("HTTP/1.1 200")
+            && answer.starts_with(&format!("HTTP/1.1 {status}"))
     }
 
     /// `oci://ADDR/PATH`.
