@@ -143,10 +143,16 @@ impl EchoServer {
                     .unwrap_or("none")
                     .trim()
                     .to_string();
+                // `/gzip` claims a compressed body (it is not).
+                let coding = if head.starts_with("GET /gzip") {
+                    "Content-Encoding: gzip\r\n"
+                } else {
+                    ""
+                };
                 let _ = write!(
                     stream,
                     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
-                     X-Echo-Authorization: {authorization}\r\nConnection: close\r\n\r\n{echo}",
+                     X-Echo-Authorization: {authorization}\r\n{coding}Connection: close\r\n\r\n{echo}",
                     echo.len()
                 );
             }
@@ -376,6 +382,35 @@ async fn the_guest_reads_no_echoed_secret_and_cannot_send_one_elsewhere() {
         heads[0].ends_with("key=[secret EXAMPLE_KEY redacted]&hex=[secret EXAMPLE_KEY redacted]"),
         "{heads:?}"
     );
+    // A compressed echo would match no form: the host asks for none, and
+    // refuses a compressed answer.
+    exchange(
+        format!("http://127.0.0.1:{}/plain", server.port),
+        serde_json::json!([["Accept-Encoding", "gzip"]]),
+        serde_json::Value::Null,
+    )
+    .await
+    .expect("exchange");
+    let last = server
+        .heads
+        .lock()
+        .expect("lock")
+        .last()
+        .cloned()
+        .expect("head");
+    assert!(
+        last.contains("accept-encoding: identity") && !last.contains("gzip"),
+        "{last}"
+    );
+    let err = exchange(
+        format!("http://127.0.0.1:{}/gzip", server.port),
+        serde_json::json!([]),
+        serde_json::Value::Null,
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("ContentCoding"), "{err}");
+
     // ... nor in a URL, as it is or percent-encoded: the request is refused.
     for query in [
         secret.to_string(),
@@ -399,7 +434,9 @@ async fn the_guest_reads_no_echoed_secret_and_cannot_send_one_elsewhere() {
     // Each of those calls is flagged in the audit log, though the tool's
     // audit level records no ordinary call.
     let flagged = redacted_calls(&audit);
-    assert_eq!(flagged.len(), 4, "{flagged:?}");
+    // The echo, the leak, the plain echo, the two URLs (the gzip answer was
+    // refused before anything was read).
+    assert_eq!(flagged.len(), 5, "{flagged:?}");
     assert!(
         flagged
             .iter()

@@ -86,6 +86,14 @@ impl Grants {
             });
             for name in credential.secrets() {
                 if let Some(secret) = secrets.get(name) {
+                    if secret.len() < 8 {
+                        tracing::warn!(
+                            plugin,
+                            secret = name,
+                            "the secret is shorter than 8 bytes: the leak scan cannot look for \
+                             it as it is (only its longer forms)"
+                        );
+                    }
                     used.insert(name.to_string(), secret.clone());
                 }
             }

@@ -7,7 +7,8 @@
 //! The forms (IronClaw scans the same plus percent-decoded URLs, which the
 //! HTTP gate does too): the secret itself; lowercase and uppercase hex;
 //! percent-encoded with uppercase and with lowercase digits; JSON-escaped
-//! (with and without `\uXXXX` for non-ASCII characters); and base64, standard
+//! (as is, with `\uXXXX` for non-ASCII characters in either case, with `\/`,
+//! and with Go's `\u003c` for `<>&`); and base64, standard
 //! and URL-safe, at each of the three byte alignments the secret can start at
 //! inside a longer encoded text. Forms shorter than 8 bytes are not searched
 //! (they would match ordinary text). Each match becomes
@@ -37,26 +38,44 @@ fn percent(bytes: &[u8], upper: bool) -> String {
         .collect()
 }
 
+/// `json` (escaped JSON text) with every non-ASCII character as `\uXXXX`
+/// (UTF-16 units), hex digits in `upper` case or not.
+fn ascii_escaped(json: &str, upper: bool) -> String {
+    json.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                return c.to_string();
+            }
+            let mut units = [0u16; 2];
+            c.encode_utf16(&mut units)
+                .iter()
+                .map(|u| {
+                    if upper {
+                        format!("\\u{u:04X}")
+                    } else {
+                        format!("\\u{u:04x}")
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// The forms `secret` may leak in (see the module docs), longest first.
 fn forms(secret: &str) -> Vec<String> {
     use base64::Engine as _;
     let bytes = secret.as_bytes();
     let json = serde_json::to_string(secret).unwrap_or_default();
     let json = json.trim_matches('"').to_string();
-    let ascii_json: String = json
-        .chars()
-        .map(|c| {
-            if c.is_ascii() {
-                c.to_string()
-            } else {
-                let mut units = [0u16; 2];
-                c.encode_utf16(&mut units)
-                    .iter()
-                    .map(|u| format!("\\u{u:04x}"))
-                    .collect()
-            }
-        })
-        .collect();
+    let ascii_json = ascii_escaped(&json, false);
+    let ascii_upper = ascii_escaped(&json, true);
+    // What other encoders write: `\/` (PHP), `\u003c` for `<>&` (Go),
+    // uppercase `\u00E9`.
+    let slashed = json.replace('/', "\\/");
+    let go = json
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
     let mut forms = vec![
         secret.to_string(),
         hex::encode(bytes),
@@ -65,6 +84,9 @@ fn forms(secret: &str) -> Vec<String> {
         percent(bytes, false),
         json,
         ascii_json,
+        ascii_upper,
+        slashed,
+        go,
     ];
     for engine in [
         base64::engine::general_purpose::STANDARD,
@@ -96,6 +118,8 @@ pub struct Redactor {
     replacements: Vec<Arc<str>>,
     /// The longest pattern, in bytes.
     longest: usize,
+    /// The patterns themselves, to tell what may begin one.
+    forms: Vec<String>,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -133,6 +157,7 @@ impl Redactor {
             matcher,
             replacements,
             longest,
+            forms: patterns,
         }))
     }
 
@@ -156,6 +181,19 @@ impl Redactor {
         (out, covered, count)
     }
 
+    /// The length of the longest proper suffix of `bytes` that is a prefix
+    /// of some form.
+    fn open_prefix(&self, bytes: &[u8]) -> usize {
+        let most = bytes.len().min(self.longest.saturating_sub(1));
+        (1..=most)
+            .rev()
+            .find(|&k| {
+                let tail = &bytes[bytes.len() - k..];
+                self.forms.iter().any(|f| f.as_bytes().starts_with(tail))
+            })
+            .unwrap_or(0)
+    }
+
     /// `text` with every form replaced, and how many were.
     pub(crate) fn text<'t>(&self, text: &'t str) -> (Cow<'t, str>, usize) {
         if !self.matcher.is_match(text) {
@@ -173,11 +211,13 @@ impl Redactor {
     /// every form in it replaced; what may still be the start of a form
     /// stays in `held`, unless `last`. Answers the bytes and the count.
     pub(crate) fn stream(&self, held: &mut Vec<u8>, last: bool) -> (Vec<u8>, usize) {
-        // A form starting before `limit` lies wholly inside `held`.
+        // Held back: the longest end of `held` that begins some form (and
+        // nothing when none does, so a stream's text reaches the guest at
+        // once). A form starting before `limit` lies wholly inside `held`.
         let limit = if last {
             held.len()
         } else {
-            held.len().saturating_sub(self.longest - 1)
+            held.len() - self.open_prefix(held)
         };
         let (out, covered, count) = self.replace(held, limit);
         held.drain(..covered);
@@ -276,6 +316,8 @@ mod tests {
             "url sk-live%2f0123456789%c3%a9%22!".to_string(),
             format!("json {}", serde_json::json!({ "k": secret })),
             "ascii json \"sk-live/0123456789\\u00e9\\\"\"".to_string(),
+            "upper \"sk-live/0123456789\\u00E9\\\"\"".to_string(),
+            "php \"sk-live\\/0123456789\u{e9}\\\"\"".to_string(),
             format!("auth {}", b64.encode(format!("user:{secret}"))),
         ];
         for prefix in ["", "a", "ab", "abc"] {
@@ -322,6 +364,16 @@ mod tests {
             );
             assert_eq!(total, 3, "chunks of {size}");
         }
+        // Text that cannot begin a form is passed on at once.
+        let mut held = b"plain text, nothing secret".to_vec();
+        let (out, _) = redactor.stream(&mut held, false);
+        assert_eq!(out, b"plain text, nothing secret");
+        let mut held = b"ends with sk-li".to_vec();
+        let (out, _) = redactor.stream(&mut held, false);
+        assert_eq!(
+            (out.as_slice(), held.as_slice()),
+            (&b"ends with "[..], &b"sk-li"[..])
+        );
     }
 
     #[test]

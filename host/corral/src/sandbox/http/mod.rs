@@ -123,10 +123,16 @@ impl HttpGate {
     }
 
     fn deny(&self, uri: &http::Uri, reason: &str) {
+        // The log is no place for a secret the URL may carry either.
+        let url = uri.to_string();
+        let url = match self.leaks.redactor() {
+            Some(redactor) => redactor.text(&url).0.into_owned(),
+            None => url,
+        };
         tracing::warn!(
             plugin = &*self.plugin,
             tool = &*self.tool,
-            url = %uri,
+            url = %crate::text::escape(&url),
             "outbound HTTP denied: {reason}"
         );
     }
@@ -244,7 +250,7 @@ impl WasiHttpHooks for HttpGate {
                 None
             };
             let (response, finish) = connect::send(request, options, addrs, tls_name).await?;
-            Ok((scrub::response(&gate.leaks, response), finish))
+            Ok((scrub::response(&gate.leaks, response)?, finish))
         })
     }
 }

@@ -6,9 +6,11 @@
 //!   value or body that carries one has it redacted (a body sent with a
 //!   `content-length` then fails, its length no longer matching);
 //! - the response, before the guest reads it: header values and the body
-//!   (streamed: [`Scrubbed`] holds back only as many bytes as the longest
-//!   form) have every form redacted, and `content-length` is dropped since
-//!   the body's length may change.
+//!   (streamed: [`Scrubbed`] holds back only bytes that may begin a form)
+//!   have every form redacted, and `content-length` is dropped since the
+//!   body's length may change. The request asks for no compression, and a
+//!   compressed answer is refused (`HttpResponseContentCoding`): the scan
+//!   cannot read it.
 //!
 //! A plugin without secrets passes through untouched.
 
@@ -54,31 +56,48 @@ fn headers(leaks: &Leaks, redactor: &Redactor, headers: &mut http::HeaderMap, pl
     leaks.note(place, found);
 }
 
-/// The guest's request with its headers and body scanned.
+/// The guest's request with its headers and body scanned. It asks for an
+/// uncompressed answer (`accept-encoding: identity`): a compressed echo of
+/// a secret would match none of its forms.
 pub(super) fn request(leaks: &Leaks, request: http::Request<WasiBody>) -> http::Request<WasiBody> {
     let Some(redactor) = leaks.redactor().cloned() else {
         return request;
     };
     let (mut parts, body) = request.into_parts();
     headers(leaks, &redactor, &mut parts.headers, "request-header");
+    parts.headers.insert(
+        http::header::ACCEPT_ENCODING,
+        http::HeaderValue::from_static("identity"),
+    );
     let body = Scrubbed::new(body, leaks.clone(), redactor, "request-body").boxed_unsync();
     http::Request::from_parts(parts, body)
 }
 
 /// The response with its headers and body scanned.
+///
+/// # Errors
+/// `HttpResponseContentCoding` for a compressed body (the request asked for
+/// none), which the scan could not read.
 pub(super) fn response(
     leaks: &Leaks,
     response: http::Response<WasiBody>,
-) -> http::Response<WasiBody> {
+) -> Result<http::Response<WasiBody>, wasmtime_wasi_http::Error> {
     let Some(redactor) = leaks.redactor().cloned() else {
-        return response;
+        return Ok(response);
     };
     let (mut parts, body) = response.into_parts();
+    if let Some(coding) = parts.headers.get(http::header::CONTENT_ENCODING)
+        && !coding.as_bytes().eq_ignore_ascii_case(b"identity")
+    {
+        return Err(wasmtime_wasi_http::Error::HttpResponseContentCoding(Some(
+            String::from_utf8_lossy(coding.as_bytes()).into_owned(),
+        )));
+    }
     headers(leaks, &redactor, &mut parts.headers, "response-header");
     // The body's length may change; the guest reads it to its end.
     parts.headers.remove(http::header::CONTENT_LENGTH);
     let body = Scrubbed::new(body, leaks.clone(), redactor, "response-body").boxed_unsync();
-    http::Response::from_parts(parts, body)
+    Ok(http::Response::from_parts(parts, body))
 }
 
 /// A body with every form of the plugin's secrets redacted as it streams.
