@@ -101,6 +101,22 @@ fn a_pushed_plugin_pulls_with_its_policy_as_a_request_and_is_locked() {
     assert_eq!(code, 2);
     assert!(err.contains("no policy request for `fetch`"), "{err}");
 
+    // A plugin of the same name from elsewhere is not replaced: the policy
+    // beside it was granted to other code.
+    let local = tempfile::tempdir().expect("local");
+    std::fs::copy(
+        support::guest(support::TEXT),
+        local.path().join("fetch.wasm"),
+    )
+    .expect("copy");
+    let (code, _, err) = corral(local.path(), &["pull", &reference]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("already in the plugin directory"), "{err}");
+    assert_eq!(
+        std::fs::read(local.path().join("fetch.wasm")).expect("kept"),
+        std::fs::read(support::guest(support::TEXT)).expect("text")
+    );
+
     // By digest, into another name; with --accept-policy at once.
     let other = tempfile::tempdir().expect("other");
     let by_digest = format!("{}@{}", registry.reference("tools/fetch"), entry.manifest);
@@ -206,7 +222,7 @@ async fn a_tampered_blob_an_oversized_layer_and_a_broken_download_write_nothing(
         .expect("push");
     let text = support::guest(support::TEXT);
     let big = registry.reference("tools/text:1.0");
-    let text_pushed = corral_dist::push(&text, None, &big, None)
+    corral_dist::push(&text, None, &big, None)
         .await
         .expect("push");
     let target = tempfile::tempdir().expect("target");
@@ -231,13 +247,14 @@ async fn a_tampered_blob_an_oversized_layer_and_a_broken_download_write_nothing(
     std::fs::remove_file(target.path().join("text.wasm")).expect("rm");
 
     // A registry that breaks off mid-download: the old file stays.
-    corral_dist::pull(&reference, target.path(), &options)
+    let relay = CuttingRelay::start(&registry.addr, &pushed.component, 4096);
+    let through = format!("oci://{}/tools/fetch:1.0", relay.addr);
+    corral_dist::pull(&through, target.path(), &options)
         .await
         .expect("first pull");
     let before = std::fs::read(target.path().join("fetch.wasm")).expect("pulled");
-    let relay = CuttingRelay::start(&registry.addr, &text_pushed.component, 4096);
-    let through = format!("oci://{}/tools/text:1.0", relay.addr);
-    let err = corral_dist::pull(&through, target.path(), &options.clone().name("fetch"))
+    relay.start_cutting();
+    let err = corral_dist::pull(&through, target.path(), &options)
         .await
         .unwrap_err();
     assert_eq!(

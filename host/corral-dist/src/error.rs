@@ -54,6 +54,14 @@ pub enum DistError {
         /// The keys expected and what was found.
         message: String,
     },
+    /// A pull would replace a plugin that came from elsewhere.
+    #[error("{name}: {message}")]
+    Exists {
+        /// The plugin.
+        name: String,
+        /// What is there, and what to do.
+        message: String,
+    },
     /// A pull that must match the lock file does not.
     #[error("{name}: {message}")]
     Locked {

@@ -161,6 +161,8 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
     let mut lock = corral::Lock::read(dir)
         .map_err(lock_error)?
         .unwrap_or_default();
+    let path = dir.join(format!("{name}.wasm"));
+    check_replaces(&lock, &name, &reference, &path)?;
     let (client, auth) = crate::client::for_reference(&reference);
     // The manifest as the registry serves it: its bytes are what its digest
     // and a signature cover.
@@ -238,11 +240,11 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
             Some((layer.digest.clone(), bytes))
         }
     };
+    // Checked now, written once the component is in place.
     let requested = match requested {
         None => None,
-        Some((digest, bytes)) => Some(write_request(dir, &name, &reference, digest, bytes)?),
+        Some((digest, bytes)) => Some(check_request(dir, &name, &reference, digest, bytes)?),
     };
-    let path = dir.join(format!("{name}.wasm"));
     let bytes = crate::transfer::download(
         &client,
         &reference,
@@ -253,6 +255,15 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
     )
     .await?;
     crate::verify::keep(&path, &raw, signed.as_ref())?;
+    let request_path = requested_policy_path(dir, &name);
+    match &requested {
+        Some((request, text)) => crate::transfer::write_atomically(&request.path, text.as_bytes())?,
+        // A request of an earlier version must not be accepted for this one.
+        None => {
+            let _ = std::fs::remove_file(&request_path);
+        }
+    }
+    let requested = requested.map(|(request, _)| request);
     let mut entry = corral::LockedPlugin::new(&name, &reference.text, &digest, &component.digest);
     entry.signer = signed
         .as_ref()
@@ -298,6 +309,35 @@ pub async fn pull_locked(
         outcomes.push((entry.name, outcome));
     }
     Ok(outcomes)
+}
+
+/// A pull may replace `NAME.wasm` only if it came from the same repository
+/// (an update): the policy beside it was accepted for that publisher's code.
+fn check_replaces(
+    lock: &corral::Lock,
+    name: &str,
+    reference: &OciReference,
+    path: &Path,
+) -> Result<(), DistError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let same = lock
+        .get(name)
+        .and_then(|entry| OciReference::parse(&entry.reference).ok())
+        .is_some_and(|from| from.same_repository(reference));
+    if same {
+        return Ok(());
+    }
+    Err(DistError::Exists {
+        name: name.to_string(),
+        message: format!(
+            "{} is already in the plugin directory and was not pulled from {reference}'s \
+             repository; its policy would apply to other code: remove it first, or pull \
+             under another name",
+            path.display()
+        ),
+    })
 }
 
 fn check_locked(
@@ -369,14 +409,14 @@ fn one_layer<'m>(
     Ok(first)
 }
 
-/// Checks the requested policy and writes it beside the component.
-fn write_request(
+/// Checks the requested policy: what it would grant, and its text.
+fn check_request(
     dir: &Path,
     name: &str,
     reference: &OciReference,
     digest: String,
     bytes: Vec<u8>,
-) -> Result<RequestedPolicy, DistError> {
+) -> Result<(RequestedPolicy, String), DistError> {
     let invalid = |message: String| DistError::Policy {
         reference: reference.to_string(),
         message,
@@ -384,28 +424,10 @@ fn write_request(
     let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))?;
     let path = requested_policy_path(dir, name);
     let policy = corral::Policy::parse(&text, &path).map_err(|e| invalid(e.to_string()))?;
-    let grants = policy.grants(&corral::effective_limits(
-        &corral::Limits::default(),
-        &policy.limits,
-        None,
-    ));
-    let tmp = path.with_extension("tmp");
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| {
-            std::io::Write::write_all(&mut f, text.as_bytes())?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, &path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(DistError::File {
-            path,
-            message: e.to_string(),
-        });
-    }
-    Ok(RequestedPolicy {
+    let request = RequestedPolicy {
         path,
         digest,
-        grants,
-    })
+        grants: crate::accept::grants(&policy),
+    };
+    Ok((request, text))
 }

@@ -68,6 +68,12 @@ impl OciReference {
         host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
     }
 
+    /// Whether `other` names the same registry and repository.
+    pub fn same_repository(&self, other: &Self) -> bool {
+        self.inner.resolve_registry() == other.inner.resolve_registry()
+            && self.inner.repository() == other.inner.repository()
+    }
+
     /// The same repository at `digest`.
     pub(crate) fn at_digest(&self, digest: &str) -> oci_client::Reference {
         oci_client::Reference::with_digest(

@@ -134,16 +134,24 @@ pub(crate) async fn fetch(
     Ok(found)
 }
 
-/// The first of `signatures` that names `digest` and that one of `keys`
-/// verifies, with its key.
+/// The first of `signatures` that names `digest` of `reference`'s
+/// repository and that one of `keys` verifies, with its key.
 pub(crate) fn verified<'s, 'k>(
     signatures: &'s [(String, String)],
+    reference: &OciReference,
     digest: &str,
     keys: &'k [corral::PublicKey],
 ) -> Option<(&'s (String, String), &'k corral::PublicKey)> {
+    let identity = repository(reference);
     signatures.iter().find_map(|pair| {
         let (payload, signature) = pair;
-        if corral::payload_digest(payload).as_deref() != Some(digest) {
+        // As cosign checks: this digest, this repository, a signature type.
+        let value: serde_json::Value = serde_json::from_str(payload).ok()?;
+        let critical = &value["critical"];
+        if critical["image"]["docker-manifest-digest"] != digest
+            || critical["identity"]["docker-reference"] != identity.as_str()
+            || critical["type"] != "cosign container image signature"
+        {
             return None;
         }
         corral::verifying_key(keys, signature, payload.as_bytes()).map(|key| (pair, key))

@@ -54,7 +54,9 @@ async fn stream_layer(
         hasher.update(&chunk);
         sink(&chunk).map_err(|e| DistError::Registry {
             reference: reference.to_string(),
-            message: format!("cannot store the {what}: {e}"),
+            message: format!(
+                "cannot store the {what} here (a local error, not the registry's): {e}"
+            ),
         })?;
     }
     let actual = format!("sha256:{}", hex::encode(hasher.finalize()));
@@ -102,25 +104,39 @@ pub(crate) async fn download(
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // Not `*.wasm`: the host never loads a partial download.
-    let part = path.with_file_name(format!(".{name}.part"));
-    let mut file = std::fs::File::create(&part).map_err(file_error)?;
-    let result = stream_layer(client, reference, at, layer, cap, "component", |chunk| {
-        std::io::Write::write_all(&mut file, chunk)
+    let dir = path.parent().unwrap_or(Path::new("."));
+    // A hidden name not ending in `.wasm` (the host never loads a partial
+    // download), created exclusively; removed when dropped unless persisted.
+    let mut part = tempfile::Builder::new()
+        .prefix(".corral-pull-")
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(file_error)?;
+    let bytes = stream_layer(client, reference, at, layer, cap, "component", |chunk| {
+        std::io::Write::write_all(part.as_file_mut(), chunk)
     })
-    .await;
-    let finish = result.and_then(|bytes| {
-        file.sync_all().map_err(file_error)?;
-        drop(file);
-        std::fs::rename(&part, path).map_err(file_error)?;
-        Ok(bytes)
-    });
-    if finish.is_err() {
-        let _ = std::fs::remove_file(&part);
-    }
-    finish
+    .await?;
+    part.as_file().sync_all().map_err(file_error)?;
+    part.persist(path).map_err(|e| file_error(e.error))?;
+    Ok(bytes)
+}
+
+/// Writes `bytes` to `path` through a new temporary file in the same
+/// directory (created exclusively, so no planted link is followed), synced,
+/// then renamed over `path`.
+///
+/// # Errors
+/// [`DistError::File`] when it cannot be written.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DistError> {
+    use std::io::Write as _;
+    let error = |e: std::io::Error| DistError::File {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
+    file.write_all(bytes).map_err(error)?;
+    file.as_file().sync_all().map_err(error)?;
+    file.persist(path).map_err(|e| error(e.error))?;
+    Ok(())
 }

@@ -28,7 +28,8 @@ pub(crate) async fn registry(
         return Ok(None);
     }
     let signatures = crate::signing::fetch(client, auth, reference, digest).await?;
-    if let Some((pair, key)) = crate::signing::verified(&signatures, digest, &trust.keys) {
+    if let Some((pair, key)) = crate::signing::verified(&signatures, reference, digest, &trust.keys)
+    {
         return Ok(Some((key.clone(), pair.clone())));
     }
     if !trust.required {
@@ -78,8 +79,5 @@ pub(crate) fn keep(wasm: &Path, raw: &[u8], verified: Option<&Verified>) -> Resu
         signature: signature.clone(),
     };
     let text = serde_json::to_string_pretty(&evidence).unwrap_or_default();
-    std::fs::write(&path, text).map_err(|e| DistError::File {
-        path,
-        message: e.to_string(),
-    })
+    crate::transfer::write_atomically(&path, text.as_bytes())
 }

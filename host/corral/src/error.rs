@@ -307,7 +307,7 @@ pub enum LoadErrorReason {
     /// it is read).
     #[error(
         "is {bytes} bytes, over the host's plugin size cap of {limit_bytes} bytes; remove it, \
-         or raise the cap (HostBuilder::max_plugin_bytes) if it is meant to be this large"
+         or raise the host's plugin size cap if it is meant to be this large"
     )]
     TooLarge {
         /// The file's size, in bytes.

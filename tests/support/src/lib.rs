@@ -3,7 +3,9 @@
 //! directories that hold exactly the guests a test needs, hosts over them,
 //! call helpers, and a tiny HTTP server.
 
+mod echo;
 mod registry;
+pub use echo::EchoServer;
 pub use registry::{CuttingRelay, Registry};
 
 use std::path::{Path, PathBuf};

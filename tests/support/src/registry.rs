@@ -135,16 +135,26 @@ pub struct CuttingRelay {
     pub addr: String,
     /// How many connections were cut.
     pub cuts: Arc<AtomicUsize>,
+    /// Whether it cuts yet ([`CuttingRelay::start_cutting`]).
+    cutting: Arc<AtomicBool>,
 }
 
 impl CuttingRelay {
-    /// Starts a relay to `upstream` cutting the download of blob `cut`.
+    /// From now on, cut the blob's downloads (until then it relays all).
+    pub fn start_cutting(&self) {
+        self.cutting.store(true, Ordering::SeqCst);
+    }
+
+    /// Starts a relay to `upstream` that will cut the download of blob
+    /// `cut` once told to.
     pub fn start(upstream: &str, cut: &str, keep: usize) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr").to_string();
         let cuts = Arc::new(AtomicUsize::new(0));
         let (upstream, marker) = (upstream.to_string(), format!("/blobs/{cut}"));
         let counted = cuts.clone();
+        let cutting = Arc::new(AtomicBool::new(false));
+        let enabled = cutting.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -156,11 +166,13 @@ impl CuttingRelay {
                     client.try_clone().expect("clone"),
                     server.try_clone().expect("clone"),
                 );
-                let (marker, armed_up) = (marker.clone(), armed.clone());
+                let (marker, armed_up, enabled) = (marker.clone(), armed.clone(), enabled.clone());
                 // Client to server: watch for the blob's request.
                 std::thread::spawn(move || {
                     pump(client, server, |chunk| {
-                        if String::from_utf8_lossy(chunk).contains(&marker) {
+                        if enabled.load(Ordering::SeqCst)
+                            && String::from_utf8_lossy(chunk).contains(&marker)
+                        {
                             armed_up.store(true, Ordering::SeqCst);
                         }
                         chunk.len()
@@ -184,7 +196,11 @@ impl CuttingRelay {
                 });
             }
         });
-        Self { addr, cuts }
+        Self {
+            addr,
+            cuts,
+            cutting,
+        }
     }
 }
 

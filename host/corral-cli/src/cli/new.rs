@@ -200,6 +200,18 @@ impl NewCmd {
                 .replace("{{source}}", source)
                 .replace("{{sdk_note}}", self.language.sdk_note())
         };
+        // Built beside its final place and renamed into it: a failure leaves
+        // nothing half-made.
+        let parent = project.parent().filter(|p| !p.as_os_str().is_empty());
+        let parent = parent.unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+        let staging = tempfile::Builder::new()
+            .prefix(".corral-new-")
+            .tempdir_in(parent)
+            .with_context(|| format!("cannot write in {}", parent.display()))?;
+        let final_path = project.clone();
+        let project = staging.path().to_path_buf();
         for (path, text) in self.language.templates().iter().chain(COMMON) {
             write(&project.join(fill(path)), &fill(text))?;
         }
@@ -221,6 +233,9 @@ impl NewCmd {
             use std::os::unix::fs::PermissionsExt as _;
             std::fs::set_permissions(project.join(script), std::fs::Permissions::from_mode(0o755))?;
         }
+        std::fs::rename(&project, &final_path)
+            .with_context(|| format!("cannot create {}", final_path.display()))?;
+        let project = final_path;
         outln!("created {} ({language})", project.display())?;
         outln!(
             "  cd {} && ./test.sh    # build, then call {} in the sandbox",

@@ -80,34 +80,26 @@ impl Host {
         progress: Option<&ProgressSink>,
     ) -> bool {
         let mut reloads = self.inner.reloads.subscribe();
-        let deadline = tokio::time::Instant::now() + within;
-        let mut told = false;
-        loop {
-            let catalog = self.catalog();
-            if catalog.tool(name).is_some() {
-                return true;
-            }
-            let pending = catalog.pending().len();
-            if pending == 0 {
-                return false;
-            }
-            if !told {
-                told = true;
-                if let Some(sink) = progress {
-                    sink(
-                        name,
-                        &format!(
-                            "waiting for {pending} plugin(s) still being compiled before looking \
-                             up this tool"
-                        ),
-                    );
-                }
-            }
-            match tokio::time::timeout_at(deadline, reloads.changed()).await {
-                Ok(Ok(())) => {}
-                // The deadline passed, or the host is going away.
-                Ok(Err(_)) | Err(_) => return self.catalog().tool(name).is_some(),
-            }
+        let catalog = self.catalog();
+        if catalog.tool(name).is_some() {
+            return true;
         }
+        let pending = catalog.pending().len();
+        if pending == 0 {
+            return false;
+        }
+        if let Some(sink) = progress {
+            sink(
+                name,
+                &format!(
+                    "waiting for {pending} plugin(s) still being compiled before looking up \
+                     this tool"
+                ),
+            );
+        }
+        // Any reload loads every plugin: once one has finished (or failed),
+        // the answer is what the catalog says.
+        let _ = tokio::time::timeout(within, reloads.changed()).await;
+        self.catalog().tool(name).is_some()
     }
 }

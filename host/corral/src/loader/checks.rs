@@ -48,12 +48,29 @@ pub(super) fn integrity(
         .map_err(|e| {
             LoadErrorReason::Policy(format!("{}: [integrity] {e}", policy.path.display()))
         })?;
-    let (keys, required) = if own.is_empty() {
-        (&trust.keys[..], trust.required)
-    } else {
-        (&own[..], true)
-    };
-    crate::signature::check(path, bytes, sha256, keys, required).map_err(LoadErrorReason::Signature)
+    let keys = effective_keys(own, trust);
+    let required = trust.required || !policy.signed_by.is_empty();
+    crate::signature::check(path, bytes, sha256, &keys, required)
+        .map_err(LoadErrorReason::Signature)
+}
+
+/// The keys whose signature counts for a plugin: the host's; or, where its
+/// policy names keys, those, but only the ones the host also trusts when
+/// the host requires signatures (a policy narrows the host's trust, it never
+/// widens it: an accepted policy a publisher wrote cannot name its own key).
+pub(super) fn effective_keys(
+    own: Vec<PublicKey>,
+    trust: &crate::signature::Trust,
+) -> Vec<PublicKey> {
+    if own.is_empty() {
+        return trust.keys.clone();
+    }
+    if !trust.required {
+        return own;
+    }
+    own.into_iter()
+        .filter(|key| trust.keys.iter().any(|t| t.fingerprint == key.fingerprint))
+        .collect()
 }
 
 /// The policy's limits and describe deadline within the host's maximums.

@@ -186,7 +186,12 @@ fn compile_one(
     checks::lock(inputs, path, &sha256)?;
     let docs_stamp = crate::foreign::docs::sidecar_stamp(path);
     let secrets_stamp = crate::secrets::stamp(policy_source.as_deref(), secrets);
-    let signature_stamp = crate::signature::stamp(path);
+    let policy = match &policy_source {
+        None => Policy::none(),
+        Some(text) => Policy::parse(text, &policy_file)
+            .map_err(|err| LoadErrorReason::Policy(err.to_string()))?,
+    };
+    let signature_stamp = crate::signature::stamp(path, &policy.signed_by);
     if let Some((plugin, specs)) = previous
         && plugin.sha256 == sha256
         && plugin.policy_source == policy_source
@@ -202,11 +207,6 @@ fn compile_one(
             "it runs with nothing granted: the policy its publisher requests is not accepted"
         );
     }
-    let policy = match &policy_source {
-        None => Policy::none(),
-        Some(text) => Policy::parse(text, &policy_file)
-            .map_err(|err| LoadErrorReason::Policy(err.to_string()))?,
-    };
     let signed = checks::integrity(&policy, path, &bytes, &sha256, &inputs.trust)?;
     checks::within_maximums(&policy, &limits.max)?;
     if inputs.defer_uncached && !cache.has_entry(engine, &sha256) {

@@ -44,13 +44,9 @@ impl Service<Invocation> for Audit {
         let config = invocation.tool.resilience().audit.clone();
         let (inner, log) = (self.inner.clone(), self.log.clone());
         Box::pin(async move {
-            let (plugin, sha256) = invocation.tool.provider_identity();
-            let (plugin, sha256) = (plugin.to_string(), sha256.to_string());
-            let tool = invocation.tool.spec().name.clone();
-            let context = invocation.context.iter().cloned().collect();
-            let arguments_sha256 = AuditRecord::hash(&invocation.arguments.text);
-            let arguments = (config.level == AuditLevel::All && config.record_arguments)
-                .then(|| mask(&invocation.arguments.value, &config.mask_fields));
+            // Cheap handles now; the record is built only if it is written.
+            let (tool, context) = (invocation.tool.clone(), invocation.context.clone());
+            let arguments = invocation.arguments.clone();
             let (started, redactions) = (invocation.started, invocation.redactions.clone());
             let result = inner.oneshot(invocation).await;
             let secrets_redacted = redactions.load(Ordering::Relaxed);
@@ -59,6 +55,13 @@ impl Service<Invocation> for Audit {
             if config.level != AuditLevel::All && secrets_redacted == 0 {
                 return result;
             }
+            let (plugin, sha256) = tool.provider_identity();
+            let (plugin, sha256) = (plugin.to_string(), sha256.to_string());
+            let context = context.iter().cloned().collect();
+            let arguments_sha256 = AuditRecord::hash(&arguments.text);
+            let arguments = (config.level == AuditLevel::All && config.record_arguments)
+                .then(|| mask(&arguments.value, &config.mask_fields));
+            let tool = tool.spec().name.clone();
             let mut record = CallRecord {
                 time: AuditRecord::now(),
                 event: "call",

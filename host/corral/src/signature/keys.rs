@@ -62,6 +62,16 @@ impl PublicKey {
             key: label.clone(),
             message,
         };
+        // One PEM block and nothing else: a key is not hidden in another file.
+        let trimmed = pem.trim();
+        if !(trimmed.starts_with("-----BEGIN PUBLIC KEY-----")
+            && trimmed.ends_with("-----END PUBLIC KEY-----")
+            && trimmed.matches("-----BEGIN").count() == 1)
+        {
+            return Err(bad(
+                "is not one PEM `PUBLIC KEY` block (a cosign .pub file) and nothing else".into(),
+            ));
+        }
         let key =
             CosignVerificationKey::from_pem(pem.as_bytes(), &SigningScheme::ECDSA_P256_SHA256_ASN1)
                 .map_err(|e| bad(format!("not an ECDSA P-256 public key in PEM ({e})")))?;

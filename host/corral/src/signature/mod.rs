@@ -114,19 +114,26 @@ fn sidecar(wasm: &Path, extension: &str) -> PathBuf {
     wasm.with_file_name(format!("{name}.{extension}"))
 }
 
-/// A digest of the signature evidence beside `wasm`, if any: what a reload
-/// compares.
-pub(crate) fn stamp(wasm: &Path) -> Option<String> {
-    let mut found = None;
-    for path in [blob_signature_path(wasm), oci_evidence_path(wasm)] {
-        if let Ok(bytes) = std::fs::read(&path) {
-            let mut digest = Sha256::new();
-            digest.update(path.as_os_str().as_encoded_bytes());
-            digest.update(&bytes);
-            found = Some(hex::encode(digest.finalize()));
+/// A digest of the signature evidence beside `wasm` and of the key files
+/// `keys` (a policy's `signed_by`), if any exists: what a reload compares
+/// (the host's own keys do not change while it runs).
+pub(crate) fn stamp(wasm: &Path, keys: &[PathBuf]) -> Option<String> {
+    let mut digest = Sha256::new();
+    let mut any = false;
+    // Both evidence files (present or not) and the policy's key files.
+    let files = [blob_signature_path(wasm), oci_evidence_path(wasm)];
+    for path in files.iter().chain(keys) {
+        digest.update(path.as_os_str().as_encoded_bytes());
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                any = true;
+                digest.update([1]);
+                digest.update(Sha256::digest(&bytes));
+            }
+            Err(_) => digest.update([0]),
         }
     }
-    found
+    any.then(|| hex::encode(digest.finalize()))
 }
 
 /// cosign's simple-signing payload for the manifest `digest` of
@@ -194,10 +201,15 @@ pub(crate) fn check(
 ) -> Result<Option<Signed>, String> {
     let blob = blob_signature_path(wasm);
     let oci = oci_evidence_path(wasm);
+    let file_name = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
     let (found, signer) = if let Ok(signature) = std::fs::read_to_string(&blob) {
         let signer = verifying_key(keys, &signature, bytes);
         (
-            "a signature of its bytes (NAME.wasm.sig) that",
+            format!("a signature of its bytes ({}) that", file_name(&blob)),
             signer.map(|k| (k, "blob")),
         )
     } else if let Ok(text) = std::fs::read_to_string(&oci) {
@@ -214,18 +226,20 @@ pub(crate) fn check(
                 .flatten()
         });
         (
-            "the registry signature kept at pull (NAME.wasm.cosign.json) that",
+            format!(
+                "the registry signature kept at pull ({}) that",
+                file_name(&oci)
+            ),
             signer.map(|k| (k, "oci")),
         )
     } else {
         if required {
             return Err(format!(
-                "it is not signed, and it must be signed by {}: sign it (corral sign, or cosign \
-                 sign-blob into {}), or pull it from a registry where it is signed",
+                "it is not signed, and it must be signed by {}: put a signature of its bytes \
+                 beside it ({}, as cosign sign-blob writes one), or pull it from a registry \
+                 where it is signed",
                 list(keys),
-                blob.file_name()
-                    .map(|n| n.to_string_lossy())
-                    .unwrap_or_default()
+                file_name(&blob)
             ));
         }
         return Ok(None);
