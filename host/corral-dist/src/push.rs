@@ -81,22 +81,38 @@ pub async fn push(
         None,
     );
     let manifest = OciImageManifest::build(&layers, &config, None);
-    let manifest_digest = format!(
-        "sha256:{}",
-        hex::encode(Sha256::digest(
-            serde_json::to_vec(&manifest).unwrap_or_default()
-        ))
-    );
+    let pushed_layers: Vec<String> = manifest.layers.iter().map(|l| l.digest.clone()).collect();
+    let pushed_config = manifest.config.digest.clone();
     let (client, auth) = crate::client::for_reference(&reference);
     client
         .push(&reference.inner, &layers, config, &auth, Some(manifest))
         .await
         .map_err(|e| crate::client::registry_error(&reference, &e))?;
-    // The registry's digest of what it stored is the one that counts.
-    let manifest = client
-        .fetch_manifest_digest(&reference.inner, &auth)
+    // What the tag now names, read back as bytes (their digest checked by
+    // the client): it must be what was pushed, since that digest is what a
+    // signature vouches for and what `pull …@DIGEST` fetches.
+    let (raw, manifest) = client
+        .pull_manifest_raw(
+            &reference.inner,
+            &auth,
+            &[oci_client::manifest::OCI_IMAGE_MEDIA_TYPE],
+        )
         .await
-        .unwrap_or(manifest_digest);
+        .map_err(|e| crate::client::registry_error(&reference, &e))?;
+    let stored: OciImageManifest =
+        serde_json::from_slice(&raw).map_err(|e| DistError::Registry {
+            reference: reference.to_string(),
+            message: format!("the manifest it now serves is not an OCI image manifest ({e})"),
+        })?;
+    let stored_layers: Vec<String> = stored.layers.iter().map(|l| l.digest.clone()).collect();
+    if stored_layers != pushed_layers || stored.config.digest != pushed_config {
+        return Err(DistError::Registry {
+            reference: reference.to_string(),
+            message: "the tag names another manifest than the one just pushed (a concurrent \
+                      push, or a registry that changed it); nothing was signed"
+                .into(),
+        });
+    }
     let signature = match key {
         Some(key) => Some(crate::signing::push(&client, &auth, &reference, &manifest, key).await?),
         None => None,
