@@ -133,7 +133,8 @@ def main():
         shutil.rmtree(cold)
     median = {k: statistics.median(v) for k, v in rows.items()}
     base = median["list"]
-    print(f"bundled plugins: {len(os.listdir(PLUGINS))} files, {full} tools; {args.runs} runs, medians")
+    components = [f for f in os.listdir(PLUGINS) if f.endswith(".wasm")]
+    print(f"bundled plugins: {len(components)} components, {full} tools; {args.runs} runs, medians")
     print()
     print("| what | seconds | ratio to `corral list`, empty cache |")
     print("|---|---|---|")
