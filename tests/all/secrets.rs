@@ -79,10 +79,10 @@ fn secrets_go_in_on_stdin_and_never_come_out() {
 
 use crate::support::EchoServer;
 
-#[tokio::test]
-async fn the_host_injects_a_credential_the_guest_never_sees_and_redacts_its_echo() {
-    let server = EchoServer::start();
-    let other = EchoServer::start();
+/// A plugin directory with the Spin fixture, whose policy allows the echo
+/// servers on `server` and `other` and injects `EXAMPLE_KEY` into requests
+/// to `server`.
+fn spin_dir(server: u16, other: u16) -> tempfile::TempDir {
     let dir = crate::support::plugin_dir(&[]);
     std::fs::copy(
         crate::support::guest(crate::support::ANY_SPIN),
@@ -95,10 +95,18 @@ async fn the_host_injects_a_credential_the_guest_never_sees_and_redacts_its_echo
             "version = 1\n[http]\nallow = [\"http://127.0.0.1:{0}\", \"http://127.0.0.1:{1}\"]\n\
              [[http.credentials]]\nhost = \"http://127.0.0.1:{0}\"\nheader = \"Authorization\"\n\
              value = \"Bearer {{secret:EXAMPLE_KEY}}\"\n",
-            server.port, other.port
+            server, other
         ),
     )
     .expect("policy");
+    dir
+}
+
+#[tokio::test]
+async fn the_host_injects_a_credential_the_guest_never_sees_and_redacts_its_echo() {
+    let server = EchoServer::start();
+    let other = EchoServer::start();
+    let dir = spin_dir(server.port, other.port);
     let secret = "sk-test-0123456789abcdef";
     let store_dir = tempfile::tempdir().expect("store");
     let store = corral::SecretStore::at(store_dir.path().join("secrets.toml"));
@@ -182,22 +190,7 @@ async fn spin_host(
     other: &EchoServer,
     secret: &str,
 ) -> (corral::Host, Vec<tempfile::TempDir>, std::path::PathBuf) {
-    let dir = crate::support::plugin_dir(&[]);
-    std::fs::copy(
-        crate::support::guest(crate::support::ANY_SPIN),
-        dir.path().join("spin.wasm"),
-    )
-    .expect("copy");
-    std::fs::write(
-        dir.path().join("spin.policy.toml"),
-        format!(
-            "version = 1\n[http]\nallow = [\"http://127.0.0.1:{0}\", \"http://127.0.0.1:{1}\"]\n\
-             [[http.credentials]]\nhost = \"http://127.0.0.1:{0}\"\nheader = \"Authorization\"\n\
-             value = \"Bearer {{secret:EXAMPLE_KEY}}\"\n",
-            server.port, other.port
-        ),
-    )
-    .expect("policy");
+    let dir = spin_dir(server.port, other.port);
     let store_dir = tempfile::tempdir().expect("store");
     let store = corral::SecretStore::at(store_dir.path().join("secrets.toml"));
     store.set("EXAMPLE_KEY", secret).expect("set");
