@@ -18,6 +18,7 @@ mod distribution;
 mod foreign;
 mod host_api;
 mod hostile;
+mod keyless;
 mod languages;
 mod limits;
 mod loading;

@@ -112,9 +112,10 @@ pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range}
 pub use sandbox::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, SLICE_TICKS};
 pub use secrets::{SecretError, SecretStore};
 pub use signature::{
-    OciEvidence, PublicKey, SIGNATURE_ANNOTATION, SIGNATURE_MEDIA_TYPE, SignatureError, Signed,
-    SigningKey, Trust, blob_signature_path, oci_evidence_path, payload_digest,
-    simple_signing_payload, verifying_key,
+    BUNDLE_MEDIA_TYPE, Identity, OciEvidence, PublicKey, SIGNATURE_ANNOTATION,
+    SIGNATURE_MEDIA_TYPE, SignatureError, Signed, SigningKey, Trust, TrustedRoot,
+    blob_signature_path, bundle_path, key_bundle, oci_evidence_path, payload_digest,
+    simple_signing_payload, verify_file, verifying_key,
 };
 pub use spec::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata, ToolSpec};
 pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation};

@@ -49,6 +49,7 @@ fn relevant(path: &Path) -> bool {
         || name == crate::lock::LOCK_FILE
         // Signatures beside a plugin.
         || name.ends_with(".wasm.sig")
+        || name.ends_with(".wasm.sigstore.json")
         || name.ends_with(".wasm.cosign.json")
         || name == crate::compose::pipeline::PIPELINES_FILE
         || name == crate::discovery::GROUPS_FILE

@@ -5,8 +5,10 @@
 
 mod echo;
 mod registry;
+mod sigstore;
 pub use echo::EchoServer;
 pub use registry::{CuttingRelay, Registry};
+pub use sigstore::{DAY, Keyless, TestSigstore};
 
 use std::path::{Path, PathBuf};
 

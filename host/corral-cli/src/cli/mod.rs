@@ -109,7 +109,22 @@ pub struct GlobalArgs {
     /// as signed
     #[arg(long = "trusted-key", global = true, value_name = "FILE")]
     pub trusted_keys: Vec<PathBuf>,
-    /// Load and pull only plugins signed by a --trusted-key
+    /// A Sigstore trusted root (trusted_root.json: certificate authorities
+    /// and transparency logs) that keyless signatures are checked against,
+    /// offline; repeat for several
+    #[arg(long = "trusted-root", global = true, value_name = "FILE")]
+    pub trusted_roots: Vec<PathBuf>,
+    /// A keyless signer whose signatures the host accepts, under a
+    /// --trusted-root: subject=SUBJECT,issuer=ISSUER (the certificate's
+    /// email or URI, and the OIDC issuer); repeat for several
+    #[arg(
+        long = "trusted-identity",
+        global = true,
+        value_name = "subject=…,issuer=…"
+    )]
+    pub trusted_identities: Vec<corral::Identity>,
+    /// Load and pull only plugins signed by a --trusted-key or a
+    /// --trusted-identity
     #[arg(long, global = true)]
     pub require_signatures: bool,
     /// Log more on stderr: default errors only, -v info, -vv debug, -vvv trace
@@ -161,11 +176,27 @@ impl GlobalArgs {
             .iter()
             .map(|path| corral::PublicKey::read(path))
             .collect::<Result<Vec<_>, _>>()?;
-        if self.require_signatures && keys.is_empty() {
-            anyhow::bail!("--require-signatures needs at least one --trusted-key FILE");
+        let roots = self
+            .trusted_roots
+            .iter()
+            .map(|path| corral::TrustedRoot::read(path))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.require_signatures && keys.is_empty() && self.trusted_identities.is_empty() {
+            anyhow::bail!(
+                "--require-signatures needs at least one --trusted-key FILE or \
+                 --trusted-identity subject=…,issuer=…"
+            );
+        }
+        if !self.trusted_identities.is_empty() && roots.is_empty() {
+            anyhow::bail!(
+                "--trusted-identity needs a --trusted-root FILE (a Sigstore trusted_root.json) \
+                 to check keyless signatures against"
+            );
         }
         Ok(corral::Trust {
             keys,
+            roots,
+            identities: self.trusted_identities.clone(),
             required: self.require_signatures,
         })
     }
@@ -246,8 +277,12 @@ enum Command {
     New(new::NewCmd),
     /// Make signing keys (cosign's formats)
     Key(sign::KeyCmd),
-    /// Sign a component (FILE.wasm.sig, as cosign sign-blob writes it)
+    /// Sign a component (FILE.wasm.sig, or with --bundle a Sigstore bundle
+    /// FILE.wasm.sigstore.json, as cosign sign-blob writes them)
     Sign(sign::SignCmd),
+    /// Check a component's signature against the trusted keys, roots and
+    /// identities, and say who signed it
+    Verify(sign::VerifyCmd),
 }
 
 /// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
@@ -308,6 +343,7 @@ pub fn main() -> ExitCode {
             Command::New(cmd) => cmd.run(&cli.global).await,
             Command::Key(cmd) => cmd.run(&cli.global).await,
             Command::Sign(cmd) => cmd.run(&cli.global).await,
+            Command::Verify(cmd) => cmd.run(&cli.global).await,
         }
     });
     match result {

@@ -1,5 +1,6 @@
-//! `corral key new PREFIX` and `corral sign --key KEY FILE.wasm`: signing
-//! keys and signatures in cosign's formats ([`corral::SigningKey`]). The
+//! `corral key new PREFIX`, `corral sign --key KEY [--bundle] FILE.wasm` and
+//! `corral verify FILE.wasm`: signing keys and signatures in cosign's and
+//! Sigstore's formats ([`corral::SigningKey`], [`corral::verify_file`]). The
 //! password of a private key comes from `COSIGN_PASSWORD` (cosign's own
 //! variable; empty when unset), never from the command line.
 
@@ -55,7 +56,8 @@ impl KeyCmd {
 }
 
 /// Sign a component: writes FILE.wasm.sig, a signature of its bytes as
-/// `cosign sign-blob --key` writes it (`cosign verify-blob` checks it too).
+/// `cosign sign-blob --key` writes it (`cosign verify-blob` checks it too),
+/// or with `--bundle` a key-based Sigstore bundle, FILE.wasm.sigstore.json.
 #[derive(Args, Debug)]
 pub struct SignCmd {
     /// The component
@@ -64,6 +66,11 @@ pub struct SignCmd {
     /// generate-key-pair`); its password comes from COSIGN_PASSWORD
     #[arg(long, value_name = "KEY")]
     key: PathBuf,
+    /// Write a Sigstore bundle (FILE.wasm.sigstore.json, as `cosign
+    /// sign-blob --bundle --tlog-upload=false` writes one) instead of a
+    /// bare signature
+    #[arg(long)]
+    bundle: bool,
 }
 
 impl SignCmd {
@@ -72,9 +79,15 @@ impl SignCmd {
         let key = corral::SigningKey::read(&self.key, &password())?;
         let bytes = std::fs::read(&self.file)
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", self.file.display()))?;
-        let signature = key.sign(&bytes)?;
-        let path = corral::blob_signature_path(&self.file);
-        std::fs::write(&path, format!("{signature}\n"))
+        let (path, text) = if self.bundle {
+            (
+                corral::bundle_path(&self.file),
+                corral::key_bundle(&key, &bytes)?,
+            )
+        } else {
+            (corral::blob_signature_path(&self.file), key.sign(&bytes)?)
+        };
+        std::fs::write(&path, format!("{text}\n"))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         let public = key.public("key")?;
         outln!(
@@ -83,5 +96,35 @@ impl SignCmd {
             public.fingerprint
         )?;
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Check a component's signature evidence (FILE.wasm.sig,
+/// FILE.wasm.sigstore.json or FILE.wasm.cosign.json beside it) against
+/// the host's trusted keys, roots and identities, as a load that requires
+/// signatures does; no policy applies. Exits 1 when it does not verify.
+#[derive(Args, Debug)]
+pub struct VerifyCmd {
+    /// The component
+    file: PathBuf,
+}
+
+impl VerifyCmd {
+    /// Runs the command.
+    pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        let trust = global.trust()?;
+        match corral::verify_file(&self.file, &trust) {
+            Ok(signed) => {
+                outln!("{}: {signed}", self.file.display())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(err) => {
+                eprintln!(
+                    "error: {}",
+                    corral::untrusted_text::escape(&err.to_string())
+                );
+                Ok(ExitCode::FAILURE)
+            }
+        }
     }
 }

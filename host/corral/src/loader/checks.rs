@@ -1,6 +1,7 @@
 //! The checks a plugin file passes before it is compiled: its `corral.lock`
 //! entry, its integrity (the policy's sha256 pin, and its signature against
-//! the policy's `[integrity] signed_by` keys or the host's trusted keys), and
+//! the policy's `[integrity]` signers or the host's trusted keys and
+//! identities), and
 //! its policy's limits within the host's maximums.
 
 use std::path::Path;
@@ -9,7 +10,7 @@ use super::Inputs;
 use crate::error::LoadErrorReason;
 use crate::limits::Limits;
 use crate::policy::Policy;
-use crate::signature::{PublicKey, Signed};
+use crate::signature::{Identity, PublicKey, Signed};
 
 /// The file's digest against the directory's lock, if it is locked.
 pub(super) fn lock(inputs: &Inputs, path: &Path, sha256: &str) -> Result<(), LoadErrorReason> {
@@ -39,7 +40,7 @@ pub(super) fn integrity(
             policy: policy.path.clone(),
         });
     }
-    // The policy's keys, when it names some, are the ones that count.
+    // The policy's signers, when it names some, are the ones that count.
     let own: Vec<PublicKey> = policy
         .signed_by
         .iter()
@@ -48,28 +49,45 @@ pub(super) fn integrity(
         .map_err(|e| {
             LoadErrorReason::Policy(format!("{}: [integrity] {e}", policy.path.display()))
         })?;
-    let keys = effective_keys(own, trust);
-    let required = trust.required || !policy.signed_by.is_empty();
-    crate::signature::check(path, bytes, sha256, &keys, required)
+    let names_signers = !own.is_empty() || !policy.identities.is_empty();
+    let (keys, identities) = if names_signers {
+        (
+            narrowed(own, &trust.keys, trust.required, |k| k.fingerprint.clone()),
+            narrowed(
+                policy.identities.clone(),
+                &trust.identities,
+                trust.required,
+                Identity::clone,
+            ),
+        )
+    } else {
+        (trust.keys.clone(), trust.identities.clone())
+    };
+    let signers = crate::signature::Signers {
+        keys: &keys,
+        identities: &identities,
+        roots: &trust.roots,
+    };
+    let required = trust.required || names_signers;
+    crate::signature::check(path, bytes, sha256, &signers, required)
         .map_err(LoadErrorReason::Signature)
 }
 
-/// The keys whose signature counts for a plugin: the host's; or, where its
-/// policy names keys, those, but only the ones the host also trusts when
-/// the host requires signatures (a policy narrows the host's trust, it never
-/// widens it: an accepted policy a publisher wrote cannot name its own key).
-pub(super) fn effective_keys(
-    own: Vec<PublicKey>,
-    trust: &crate::signature::Trust,
-) -> Vec<PublicKey> {
-    if own.is_empty() {
-        return trust.keys.clone();
-    }
-    if !trust.required {
+/// A policy's signers (keys or identities, told apart by `id`): all of
+/// them, or, when the host requires signatures, only those the host also
+/// trusts (a policy narrows the host's trust, it never widens it: an
+/// accepted policy a publisher wrote cannot name its own key).
+pub(super) fn narrowed<T, K: PartialEq>(
+    own: Vec<T>,
+    host: &[T],
+    required: bool,
+    id: impl Fn(&T) -> K,
+) -> Vec<T> {
+    if !required {
         return own;
     }
     own.into_iter()
-        .filter(|key| trust.keys.iter().any(|t| t.fingerprint == key.fingerprint))
+        .filter(|mine| host.iter().any(|t| id(t) == id(mine)))
         .collect()
 }
 

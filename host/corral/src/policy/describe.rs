@@ -180,8 +180,16 @@ impl Policy {
                 keys.join(" or ")
             ));
         }
-        let integrity_only =
-            usize::from(self.sha256.is_some()) + usize::from(!self.signed_by.is_empty());
+        if !self.identities.is_empty() {
+            let ids: Vec<String> = self.identities.iter().map(ToString::to_string).collect();
+            lines.push(format!(
+                "integrity: loads only if signed without a key by {}",
+                ids.join(" or ")
+            ));
+        }
+        let integrity_only = usize::from(self.sha256.is_some())
+            + usize::from(!self.signed_by.is_empty())
+            + usize::from(!self.identities.is_empty());
         if lines.len() == integrity_only {
             lines.insert(
                 0,

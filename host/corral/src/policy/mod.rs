@@ -16,6 +16,8 @@
 //!
 //! [integrity]
 //! signed_by = ["keys/alice.pub"] # refuse the plugin unless one of these keys signed it
+//! # ... or one of these keyless signers (under the host's trusted roots)
+//! identities = [{ subject = "alice@example.com", issuer = "https://accounts.example.com" }]
 //!                                # (cosign public keys, relative to this file)
 //!
 //! [limits]                       # override the host's defaults, within its maximums
@@ -189,6 +191,10 @@ pub struct Policy {
     /// `[integrity] signed_by`: public keys (files, resolved against the
     /// policy's directory) one of which must have signed the component.
     pub signed_by: Vec<PathBuf>,
+    /// `[integrity] identities`: keyless signers (certificate subject and
+    /// OIDC issuer), one of which must have signed the component, under
+    /// the host's trusted roots.
+    pub identities: Vec<crate::signature::Identity>,
     /// Limit overrides.
     pub limits: LimitOverrides,
     /// The `describe` deadline and caps of this plugin (`[describe]`).
@@ -280,6 +286,7 @@ impl Policy {
             path: PathBuf::new(),
             sha256: None,
             signed_by: Vec::new(),
+            identities: Vec::new(),
             limits: LimitOverrides::default(),
             describe: DescribeOverrides::default(),
             filesystem: Vec::new(),
@@ -364,6 +371,22 @@ impl Policy {
                     ));
                 }
                 policy.signed_by.push(base.join(key.get_ref()));
+            }
+            for identity in integrity.identities {
+                let span = identity.span();
+                let identity = identity.into_inner();
+                if identity.subject.is_empty() || identity.issuer.is_empty() {
+                    return Err(at(
+                        span,
+                        "an identity needs a subject and an issuer, for example \
+                         { subject = \"alice@example.com\", issuer = \"https://accounts.example.com\" }"
+                            .into(),
+                    ));
+                }
+                policy.identities.push(crate::signature::Identity {
+                    subject: identity.subject,
+                    issuer: identity.issuer,
+                });
             }
         }
 

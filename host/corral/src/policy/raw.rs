@@ -33,6 +33,16 @@ pub(super) struct RawPolicy {
 pub(super) struct RawIntegrity {
     #[serde(default)]
     pub(super) signed_by: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) identities: Vec<Spanned<RawIdentity>>,
+}
+
+/// `[integrity] identities = [{ subject, issuer }]`: a keyless signer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawIdentity {
+    pub(super) subject: String,
+    pub(super) issuer: String,
 }
 
 /// `[metadata.<tool>]`: what a tool's own spec does not say (components

@@ -1,13 +1,17 @@
-//! Plugin signatures, cosign-compatible, checked natively (the `sigstore`
-//! crate's key crypto) at every load and reload, and by the distribution
-//! client on pull.
+//! Plugin signatures, cosign- and Sigstore-compatible, checked natively (the
+//! `sigstore` crate's key crypto, `rustls-webpki` for certificate chains)
+//! at every load and reload, and by the distribution client on pull.
 //!
-//! A plugin file `NAME.wasm` may carry one of two kinds of evidence beside
-//! it:
+//! A plugin file `NAME.wasm` may carry evidence beside it:
 //! - **`NAME.wasm.sig`**: a signature over the file's bytes, base64, as
 //!   `cosign sign-blob --key` writes it (`corral sign` writes the same), so
 //!   `cosign verify-blob --key KEY.pub --signature NAME.wasm.sig NAME.wasm`
 //!   checks it too;
+//! - **`NAME.wasm.sigstore.json`**: a Sigstore bundle, as `cosign sign-blob
+//!   --bundle` writes it (`corral sign --bundle` writes a key-based one):
+//!   key-based, or keyless (a short-lived certificate naming the signer's
+//!   identity, and a transparency log entry), checked offline against
+//!   trusted roots ([`TrustedRoot`]); see [`bundle`](self::bundle);
 //! - **`NAME.wasm.cosign.json`**: what a pull found in the registry, kept to
 //!   be checked again at every load: cosign's signature (the `sha256-….sig`
 //!   tag beside the artifact: a simple-signing payload naming the manifest
@@ -15,21 +19,31 @@
 //!   covers the manifest, whose digests cover the component and the policy
 //!   layer.
 //!
-//! What is required ([`Trust`]): the host's trusted keys, and whether every
-//! plugin must be signed; a policy's `[integrity] signed_by` names the keys
-//! that must have signed its plugin, whatever the host says. A plugin that
-//! must be signed and is not, or whose signature no acceptable key verifies,
-//! does not load; the message names the file, the keys expected and what was
-//! found.
+//! What is required ([`Trust`]): the host's trusted keys, trusted roots and
+//! identities, and whether every plugin must be signed; a policy's
+//! `[integrity] signed_by` and `identities` name who must have signed its
+//! plugin (narrowing the host's trust when it requires signatures). A
+//! plugin that must be signed and is not, or whose evidence no acceptable
+//! signer verifies, does not load; the message names the file, the signers
+//! expected and what was found.
 
+mod bundle;
+mod check;
 mod keys;
+mod rekor;
+mod root;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+pub(crate) use bundle::Signers;
+pub use bundle::{BUNDLE_MEDIA_TYPE, key_bundle};
+pub(crate) use check::check;
+pub use check::verify_file;
 pub use keys::{PublicKey, SigningKey};
+pub use root::{Identity, TrustedRoot};
 
 /// The media type of a cosign signature layer (the simple-signing payload).
 pub const SIGNATURE_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
@@ -41,12 +55,20 @@ pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SignatureError {
-    /// A key cannot be read, opened or used.
+    /// A key, trusted root or identity cannot be read, opened or used.
     #[error("{key}: {message}")]
     Key {
-        /// The key (file or label).
+        /// The key, root or identity (file or label).
         key: String,
         /// What is wrong.
+        message: String,
+    },
+    /// A file's signature evidence does not satisfy the trust asked for.
+    #[error("{file}: {message}")]
+    Unverified {
+        /// The plugin file.
+        file: PathBuf,
+        /// What was expected and what was found.
         message: String,
     },
 }
@@ -55,23 +77,53 @@ pub enum SignatureError {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Signed {
-    /// The key's label (its file name).
+    /// The key's label (its file name), or the keyless signer's identity
+    /// (the certificate's subject: an email address or a URI).
     pub signer: String,
-    /// The key's fingerprint (`sha256:` and hex).
+    /// The key's fingerprint, or the keyless certificate's (`sha256:` and
+    /// hex of its DER).
     pub fingerprint: String,
-    /// `blob` (`NAME.wasm.sig`) or `oci` (a registry signature kept at pull).
+    /// `blob` (`NAME.wasm.sig`), `bundle` (a key-based Sigstore bundle),
+    /// `keyless` (a keyless Sigstore bundle) or `oci` (a registry signature
+    /// kept at pull).
     pub kind: &'static str,
+    /// The OIDC issuer that vouched for a keyless signer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// The transparency log index of a keyless signature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_index: Option<i64>,
+}
+
+impl Signed {
+    /// Signed by `key`, with evidence of `kind`.
+    pub(crate) fn by_key(key: &PublicKey, kind: &'static str) -> Self {
+        Self {
+            signer: key.label.clone(),
+            fingerprint: key.fingerprint.clone(),
+            kind,
+            issuer: None,
+            log_index: None,
+        }
+    }
 }
 
 impl std::fmt::Display for Signed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "signed by {} ({}, {} signature)",
-            self.signer,
-            keys::short(&self.fingerprint),
-            self.kind
-        )
+        match (&self.issuer, self.log_index) {
+            (Some(issuer), Some(index)) => write!(
+                f,
+                "signed by {} (issuer {issuer}, keyless signature, log index {index})",
+                self.signer
+            ),
+            _ => write!(
+                f,
+                "signed by {} ({}, {} signature)",
+                self.signer,
+                keys::short(&self.fingerprint),
+                self.kind
+            ),
+        }
     }
 }
 
@@ -80,7 +132,13 @@ impl std::fmt::Display for Signed {
 pub struct Trust {
     /// Keys whose signatures the host accepts.
     pub keys: Vec<PublicKey>,
-    /// Whether every plugin must be signed by one of them.
+    /// Trusted roots (certificate authorities and transparency logs) that
+    /// keyless signatures are checked against.
+    pub roots: Vec<TrustedRoot>,
+    /// Identities whose keyless signatures the host accepts, under `roots`.
+    pub identities: Vec<Identity>,
+    /// Whether every plugin must be signed by one of the keys or
+    /// identities.
     pub required: bool,
 }
 
@@ -99,6 +157,11 @@ pub struct OciEvidence {
 /// `NAME.wasm.sig`, beside `wasm`.
 pub fn blob_signature_path(wasm: &Path) -> PathBuf {
     sidecar(wasm, "sig")
+}
+
+/// `NAME.wasm.sigstore.json`, beside `wasm`.
+pub fn bundle_path(wasm: &Path) -> PathBuf {
+    sidecar(wasm, "sigstore.json")
 }
 
 /// `NAME.wasm.cosign.json`, beside `wasm`.
@@ -120,8 +183,12 @@ fn sidecar(wasm: &Path, extension: &str) -> PathBuf {
 pub(crate) fn stamp(wasm: &Path, keys: &[PathBuf]) -> Option<String> {
     let mut digest = Sha256::new();
     let mut any = false;
-    // Both evidence files (present or not) and the policy's key files.
-    let files = [blob_signature_path(wasm), oci_evidence_path(wasm)];
+    // The evidence files (present or not) and the policy's key files.
+    let files = [
+        blob_signature_path(wasm),
+        bundle_path(wasm),
+        oci_evidence_path(wasm),
+    ];
     for path in files.iter().chain(keys) {
         digest.update(path.as_os_str().as_encoded_bytes());
         match std::fs::read(path) {
@@ -181,174 +248,11 @@ fn manifest_lists(manifest: &str, sha256: &str) -> bool {
         .is_some_and(|layers| layers.iter().any(|l| l["digest"] == digest.as_str()))
 }
 
-fn list(keys: &[PublicKey]) -> String {
+/// The keys `keys`, for a message.
+pub(crate) fn list(keys: &[PublicKey]) -> String {
     if keys.is_empty() {
         return "a trusted key (none is configured)".into();
     }
     let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
     names.join(" or ")
-}
-
-/// The load-time check of the file `wasm` (bytes `bytes`, sha256 hex
-/// `sha256`) against `keys`, `required` or not. Answers who signed it, if a
-/// key verifies its evidence; or why it must not load.
-pub(crate) fn check(
-    wasm: &Path,
-    bytes: &[u8],
-    sha256: &str,
-    keys: &[PublicKey],
-    required: bool,
-) -> Result<Option<Signed>, String> {
-    let blob = blob_signature_path(wasm);
-    let oci = oci_evidence_path(wasm);
-    let file_name = |p: &Path| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
-    let (found, signer) = if let Ok(signature) = std::fs::read_to_string(&blob) {
-        let signer = verifying_key(keys, &signature, bytes);
-        (
-            format!("a signature of its bytes ({}) that", file_name(&blob)),
-            signer.map(|k| (k, "blob")),
-        )
-    } else if let Ok(text) = std::fs::read_to_string(&oci) {
-        let evidence: Option<OciEvidence> = serde_json::from_str(&text).ok();
-        let signer = evidence.as_ref().and_then(|e| {
-            let manifest_digest = format!(
-                "sha256:{}",
-                hex::encode(Sha256::digest(e.manifest.as_bytes()))
-            );
-            let chained = payload_digest(&e.payload).as_deref() == Some(manifest_digest.as_str())
-                && manifest_lists(&e.manifest, sha256);
-            chained
-                .then(|| verifying_key(keys, &e.signature, e.payload.as_bytes()))
-                .flatten()
-        });
-        (
-            format!(
-                "the registry signature kept at pull ({}) that",
-                file_name(&oci)
-            ),
-            signer.map(|k| (k, "oci")),
-        )
-    } else {
-        if required {
-            return Err(format!(
-                "it is not signed, and it must be signed by {}: put a signature of its bytes \
-                 beside it ({}, as cosign sign-blob writes one), or pull it from a registry \
-                 where it is signed",
-                list(keys),
-                file_name(&blob)
-            ));
-        }
-        return Ok(None);
-    };
-    match signer {
-        Some((key, kind)) => Ok(Some(Signed {
-            signer: key.label.clone(),
-            fingerprint: key.fingerprint.clone(),
-            kind,
-        })),
-        None if required => Err(format!(
-            "it must be signed by {}, but it carries {} none of them verifies (signed by \
-             another key, or the file changed after signing)",
-            list(keys),
-            found
-        )),
-        None => {
-            tracing::warn!(
-                plugin = %wasm.display(),
-                "it carries a signature no trusted key verifies; loading it as unsigned"
-            );
-            Ok(None)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn blob_and_registry_signatures_verify_only_with_their_key() {
-        let dir = tempfile::tempdir().expect("dir");
-        let key = SigningKey::generate().expect("key");
-        let (_, public) = key.write(&dir.path().join("alice"), b"").expect("write");
-        let alice = PublicKey::read(&public).expect("pub");
-        let bob = SigningKey::generate()
-            .expect("key")
-            .public("bob.pub")
-            .expect("pub");
-        assert_eq!(alice.label, "alice.pub");
-        let reopened = SigningKey::read(&dir.path().join("alice.key"), b"").expect("open");
-
-        let wasm = dir.path().join("tool.wasm");
-        let bytes = b"\0asm component bytes";
-        std::fs::write(&wasm, bytes).expect("write");
-        let sha = hex::encode(Sha256::digest(bytes));
-        assert_eq!(
-            check(&wasm, bytes, &sha, std::slice::from_ref(&alice), false),
-            Ok(None)
-        );
-        let err = check(&wasm, bytes, &sha, std::slice::from_ref(&alice), true).unwrap_err();
-        assert!(
-            err.contains("not signed") && err.contains("alice.pub"),
-            "{err}"
-        );
-
-        std::fs::write(
-            blob_signature_path(&wasm),
-            reopened.sign(bytes).expect("sign"),
-        )
-        .expect("sig");
-        let signed = check(&wasm, bytes, &sha, &[bob.clone(), alice.clone()], true)
-            .expect("verifies")
-            .expect("signed");
-        assert_eq!((signed.signer.as_str(), signed.kind), ("alice.pub", "blob"));
-        let err = check(&wasm, bytes, &sha, std::slice::from_ref(&bob), true).unwrap_err();
-        assert!(
-            err.contains("bob.pub") && err.contains("none of them verifies"),
-            "{err}"
-        );
-        let other = b"\0asm other bytes";
-        let err = check(&wasm, other, "x", std::slice::from_ref(&alice), true).unwrap_err();
-        assert!(err.contains("file changed"), "{err}");
-
-        // A registry signature: payload -> manifest -> component layer.
-        std::fs::remove_file(blob_signature_path(&wasm)).expect("rm");
-        let manifest =
-            format!(r#"{{"layers":[{{"mediaType":"application/wasm","digest":"sha256:{sha}"}}]}}"#);
-        let digest = format!(
-            "sha256:{}",
-            hex::encode(Sha256::digest(manifest.as_bytes()))
-        );
-        let payload = simple_signing_payload("registry.example/tools/tool", &digest);
-        assert_eq!(payload_digest(&payload).as_deref(), Some(digest.as_str()));
-        let evidence = OciEvidence {
-            manifest: manifest.clone(),
-            signature: reopened.sign(payload.as_bytes()).expect("sign"),
-            payload,
-        };
-        std::fs::write(
-            oci_evidence_path(&wasm),
-            serde_json::to_string(&evidence).expect("json"),
-        )
-        .expect("write");
-        let signed = check(&wasm, bytes, &sha, std::slice::from_ref(&alice), true)
-            .expect("ok")
-            .expect("signed");
-        assert_eq!(signed.kind, "oci");
-        // The same evidence does not cover other bytes.
-        assert!(
-            check(
-                &wasm,
-                other,
-                &hex::encode(Sha256::digest(other)),
-                &[alice],
-                true
-            )
-            .is_err()
-        );
-    }
 }

@@ -1,0 +1,444 @@
+//! The offline trust of keyless signatures: a Sigstore trusted root file
+//! (`trusted_root.json`, media type
+//! `application/vnd.dev.sigstore.trustedroot+json;version=0.1`, the
+//! protobuf-specs `TrustedRoot` in its JSON form, as sigstore clients and
+//! `cosign --trusted-root` read it), the signer identities a host or policy
+//! accepts, and the checks of a Fulcio-style certificate against both.
+//!
+//! Only what a keyless blob signature needs is read: the certificate
+//! authorities (`certificateAuthorities`: chains and validity) and the
+//! transparency logs (`tlogs`: public keys, log ids and validity).
+//! `ctlogs` and `timestampAuthorities` are accepted and not used: signed
+//! certificate timestamps and RFC 3161 timestamps are not checked, the
+//! signing time comes from the log's signed entry timestamp.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use sigstore::crypto::{CosignVerificationKey, Signature};
+use x509_cert::der::Decode as _;
+
+use super::SignatureError;
+
+/// Protobuf JSON's `bytes`: base64, standard alphabet (URL-safe accepted).
+pub(super) fn b64(text: &str) -> Result<Vec<u8>, String> {
+    let engine = &base64::engine::general_purpose::STANDARD;
+    engine
+        .decode(text.trim())
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(text.trim()))
+        .map_err(|e| format!("not base64 ({e})"))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRoot {
+    media_type: String,
+    #[serde(default)]
+    tlogs: Vec<RawLog>,
+    #[serde(default)]
+    certificate_authorities: Vec<RawAuthority>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawLog {
+    public_key: RawPublicKey,
+    log_id: RawLogId,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawPublicKey {
+    raw_bytes: String,
+    valid_for: Option<RawRange>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RawLogId {
+    pub(super) key_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawAuthority {
+    cert_chain: RawChain,
+    valid_for: Option<RawRange>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct RawChain {
+    pub(super) certificates: Vec<RawBytes>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RawBytes {
+    pub(super) raw_bytes: String,
+}
+
+#[derive(Deserialize)]
+struct RawRange {
+    start: Option<String>,
+    end: Option<String>,
+}
+
+/// A validity window in Unix seconds; `end` open when absent.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    start: i64,
+    end: Option<i64>,
+}
+
+impl Window {
+    fn parse(range: Option<RawRange>) -> Result<Self, String> {
+        let time = |t: &str| {
+            chrono::DateTime::parse_from_rfc3339(t)
+                .map(|t| t.timestamp())
+                .map_err(|e| format!("`{t}` is not an RFC 3339 time ({e})"))
+        };
+        let Some(range) = range else {
+            return Ok(Self {
+                start: i64::MIN,
+                end: None,
+            });
+        };
+        Ok(Self {
+            start: range
+                .start
+                .as_deref()
+                .map(time)
+                .transpose()?
+                .unwrap_or(i64::MIN),
+            end: range.end.as_deref().map(time).transpose()?,
+        })
+    }
+
+    fn covers(self, at: i64) -> bool {
+        at >= self.start && self.end.is_none_or(|end| at <= end)
+    }
+}
+
+/// A transparency log (Rekor) the root trusts.
+#[derive(Clone)]
+pub(crate) struct Log {
+    /// `logId.keyId`: the sha256 of the key's DER (SPKI).
+    pub(crate) key_id: Vec<u8>,
+    key: Arc<CosignVerificationKey>,
+    window: Window,
+}
+
+impl Log {
+    /// Whether the log's key signed `payload` with `signature` (DER ECDSA)
+    /// and was valid at `at` (Unix seconds).
+    pub(crate) fn verifies(&self, signature: &[u8], payload: &[u8], at: i64) -> bool {
+        self.window.covers(at)
+            && self
+                .key
+                .verify_signature(Signature::Raw(signature), payload)
+                .is_ok()
+    }
+}
+
+/// A certificate authority (Fulcio) the root trusts: its chain, DER, the
+/// issuing certificate first and the root last.
+#[derive(Debug, Clone)]
+struct Authority {
+    chain: Vec<Vec<u8>>,
+    window: Window,
+}
+
+/// A Sigstore trusted root: the certificate authorities and transparency
+/// logs whose word keyless signatures need (see the module docs).
+#[derive(Clone)]
+pub struct TrustedRoot {
+    /// Who it is, for people: the file's name.
+    pub label: String,
+    authorities: Vec<Authority>,
+    logs: Vec<Log>,
+}
+
+impl std::fmt::Debug for TrustedRoot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TrustedRoot({}, {} authorities, {} logs)",
+            self.label,
+            self.authorities.len(),
+            self.logs.len()
+        )
+    }
+}
+
+impl TrustedRoot {
+    /// The root in the JSON text `json`, known as `label`.
+    ///
+    /// # Errors
+    /// [`SignatureError::Key`] when it is not a trusted root of media type
+    /// `application/vnd.dev.sigstore.trustedroot+json;version=0.1`, names
+    /// no certificate authority, or holds a certificate, key or time that
+    /// does not parse.
+    pub fn from_json(json: &str, label: impl Into<String>) -> Result<Self, SignatureError> {
+        let label = label.into();
+        let bad = |message: String| SignatureError::Key {
+            key: label.clone(),
+            message,
+        };
+        let raw: RawRoot = serde_json::from_str(json)
+            .map_err(|e| bad(format!("is not a Sigstore trusted root ({e})")))?;
+        if !raw
+            .media_type
+            .starts_with("application/vnd.dev.sigstore.trustedroot")
+        {
+            return Err(bad(format!(
+                "has media type `{}`, not application/vnd.dev.sigstore.trustedroot+json",
+                raw.media_type
+            )));
+        }
+        let mut authorities = Vec::new();
+        for (n, ca) in raw.certificate_authorities.into_iter().enumerate() {
+            let at = |e: String| bad(format!("certificateAuthorities[{n}]: {e}"));
+            let chain = ca
+                .cert_chain
+                .certificates
+                .iter()
+                .map(|c| {
+                    let der = b64(&c.raw_bytes)?;
+                    x509_cert::Certificate::from_der(&der)
+                        .map_err(|e| format!("a certificate does not parse ({e})"))?;
+                    Ok(der)
+                })
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(at)?;
+            if chain.is_empty() {
+                return Err(at("its certChain is empty".into()));
+            }
+            authorities.push(Authority {
+                chain,
+                window: Window::parse(ca.valid_for).map_err(at)?,
+            });
+        }
+        if authorities.is_empty() {
+            return Err(bad(
+                "names no certificate authority (certificateAuthorities)".into(),
+            ));
+        }
+        let mut logs = Vec::new();
+        for (n, log) in raw.tlogs.into_iter().enumerate() {
+            let at = |e: String| bad(format!("tlogs[{n}]: {e}"));
+            let der = b64(&log.public_key.raw_bytes).map_err(at)?;
+            let key = CosignVerificationKey::try_from_der(&der)
+                .map_err(|e| at(format!("its public key does not parse ({e})")))?;
+            logs.push(Log {
+                key_id: b64(&log.log_id.key_id).map_err(at)?,
+                key: Arc::new(key),
+                window: Window::parse(log.public_key.valid_for).map_err(at)?,
+            });
+        }
+        Ok(Self {
+            label,
+            authorities,
+            logs,
+        })
+    }
+
+    /// The root in the file `path`, known by its file name.
+    ///
+    /// # Errors
+    /// [`SignatureError::Key`] when it cannot be read, or as
+    /// [`TrustedRoot::from_json`].
+    pub fn read(path: &Path) -> Result<Self, SignatureError> {
+        let json = std::fs::read_to_string(path).map_err(|e| SignatureError::Key {
+            key: path.display().to_string(),
+            message: format!("cannot read it: {e}"),
+        })?;
+        let label = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        Self::from_json(&json, label)
+    }
+
+    /// The log whose `logId.keyId` is `key_id`.
+    pub(crate) fn log(&self, key_id: &[u8]) -> Option<&Log> {
+        self.logs.iter().find(|l| l.key_id == key_id)
+    }
+
+    /// Whether `leaf` (DER) chains, with the `extra` certificates a bundle
+    /// carried, to one of the root's authorities valid at `at` (Unix
+    /// seconds), with `at` inside every certificate's validity, and no
+    /// certificate on the path whose extended key usage leaves out code
+    /// signing (the leaf's own must name it: [`holder`] checks that).
+    pub(crate) fn chains(&self, leaf: &[u8], extra: &[Vec<u8>], at: i64) -> Result<(), String> {
+        use rustls_pki_types::{CertificateDer, UnixTime};
+        let algorithms = [
+            webpki::ring::ECDSA_P256_SHA256,
+            webpki::ring::ECDSA_P256_SHA384,
+            webpki::ring::ECDSA_P384_SHA256,
+            webpki::ring::ECDSA_P384_SHA384,
+            webpki::ring::ED25519,
+            webpki::ring::RSA_PKCS1_2048_8192_SHA256,
+        ];
+        let leaf_der = CertificateDer::from(leaf);
+        let end = webpki::EndEntityCert::try_from(&leaf_der)
+            .map_err(|e| format!("its certificate does not parse ({e})"))?;
+        let time = UnixTime::since_unix_epoch(std::time::Duration::from_secs(
+            u64::try_from(at).map_err(|_| "the signing time is before 1970".to_string())?,
+        ));
+        let mut why = Vec::new();
+        for ca in self.authorities.iter().filter(|ca| ca.window.covers(at)) {
+            let (root, intermediates) = ca.chain.split_last().expect("a chain is never empty");
+            let root = CertificateDer::from(root.as_slice());
+            let anchor = webpki::anchor_from_trusted_cert(&root)
+                .map_err(|e| format!("{}: its root does not parse ({e})", self.label))?;
+            let intermediates: Vec<CertificateDer<'_>> = intermediates
+                .iter()
+                .chain(extra)
+                .map(|c| CertificateDer::from(c.as_slice()))
+                .collect();
+            match end.verify_for_usage(
+                &algorithms,
+                &[anchor],
+                &intermediates,
+                time,
+                webpki::KeyUsage::required_if_present(CODE_SIGNING),
+                None,
+                None,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(e) => why.push(format!("{e:?}")),
+            }
+        }
+        Err(if why.is_empty() {
+            format!(
+                "{} has no certificate authority valid at the signing time",
+                self.label
+            )
+        } else {
+            format!(
+                "its certificate does not chain to {} at the signing time ({})",
+                self.label,
+                why.join("; ")
+            )
+        })
+    }
+}
+
+/// A signer identity of keyless signatures: the certificate's subject
+/// alternative name (an email address or a URI, such as a CI workflow's)
+/// and the OIDC issuer that vouched for it (Fulcio's issuer extension).
+/// Both must match exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// The subject: `alice@example.com`, or a URI.
+    pub subject: String,
+    /// The OIDC issuer: `https://accounts.example.com`.
+    pub issuer: String,
+}
+
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (issuer {})", self.subject, self.issuer)
+    }
+}
+
+impl std::str::FromStr for Identity {
+    type Err = SignatureError;
+
+    /// `subject=SUBJECT,issuer=ISSUER`; the issuer is what follows the last
+    /// `,issuer=`, so a subject may hold commas.
+    fn from_str(spec: &str) -> Result<Self, SignatureError> {
+        let bad = || SignatureError::Key {
+            key: spec.to_string(),
+            message: "is not an identity: write subject=SUBJECT,issuer=ISSUER, for example \
+                      subject=alice@example.com,issuer=https://accounts.example.com"
+                .into(),
+        };
+        let rest = spec.strip_prefix("subject=").ok_or_else(bad)?;
+        let (subject, issuer) = rest.rsplit_once(",issuer=").ok_or_else(bad)?;
+        if subject.is_empty() || issuer.is_empty() {
+            return Err(bad());
+        }
+        Ok(Self {
+            subject: subject.into(),
+            issuer: issuer.into(),
+        })
+    }
+}
+
+/// id-kp-codeSigning, 1.3.6.1.5.5.7.3.3, as DER content octets.
+const CODE_SIGNING: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03];
+
+/// Fulcio's OIDC issuer extensions: v2 (a DER UTF8String), then v1 (the raw
+/// text).
+const ISSUER_V2: &str = "1.3.6.1.4.1.57264.1.8";
+const ISSUER_V1: &str = "1.3.6.1.4.1.57264.1.1";
+
+/// What a Fulcio-style certificate (DER) says of its holder: the subject
+/// alternative names (emails and URIs), the OIDC issuer, and the public key.
+pub(crate) struct Holder {
+    pub(crate) subjects: Vec<String>,
+    pub(crate) issuer: Option<String>,
+    pub(crate) key: CosignVerificationKey,
+}
+
+/// Reads [`Holder`] out of the certificate `der`, whose extended key usage
+/// must name code signing.
+pub(crate) fn holder(der: &[u8]) -> Result<Holder, String> {
+    use x509_cert::der::Encode as _;
+    use x509_cert::der::oid::ObjectIdentifier;
+    use x509_cert::ext::pkix::name::GeneralName;
+    use x509_cert::ext::pkix::{ExtendedKeyUsage, SubjectAltName};
+    let cert = x509_cert::Certificate::from_der(der)
+        .map_err(|e| format!("its certificate does not parse ({e})"))?;
+    let tbs = cert.tbs_certificate();
+    let code_signing = ObjectIdentifier::from_bytes(CODE_SIGNING).expect("a valid OID");
+    if !matches!(
+        tbs.get_extension::<ExtendedKeyUsage>(),
+        Ok(Some((_, eku))) if eku.0.contains(&code_signing)
+    ) {
+        return Err("its certificate is not for code signing (no such extended key usage)".into());
+    }
+    let subjects = match tbs.get_extension::<SubjectAltName>() {
+        Ok(Some((_, san))) => san
+            .0
+            .iter()
+            .filter_map(|name| match name {
+                GeneralName::Rfc822Name(s) | GeneralName::UniformResourceIdentifier(s) => {
+                    Some(s.to_string())
+                }
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let extension = |oid: &str| {
+        let oid = ObjectIdentifier::new_unwrap(oid);
+        tbs.extensions()
+            .into_iter()
+            .flatten()
+            .find(|e| e.extn_id == oid)
+            .map(|e| e.extn_value.as_bytes().to_vec())
+    };
+    let issuer = extension(ISSUER_V2)
+        .and_then(|v| {
+            x509_cert::der::asn1::Utf8StringRef::from_der(&v)
+                .ok()
+                .map(|s| s.as_str().to_string())
+        })
+        .or_else(|| extension(ISSUER_V1).and_then(|v| String::from_utf8(v).ok()));
+    let spki = tbs
+        .subject_public_key_info()
+        .to_der()
+        .map_err(|e| format!("its public key does not encode ({e})"))?;
+    let key = CosignVerificationKey::try_from_der(&spki)
+        .map_err(|e| format!("its public key is not one sigstore verifies ({e})"))?;
+    Ok(Holder {
+        subjects,
+        issuer,
+        key,
+    })
+}
