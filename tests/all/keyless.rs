@@ -474,7 +474,7 @@ async fn a_reload_checks_a_bundle_that_arrives_or_changes_beside_a_served_plugin
     )
     .expect("bundle");
     let report = host.reload().await.expect("reload");
-    assert_eq!(report.kept, [encode.clone()], "{report:?}");
+    assert_eq!(report.kept, std::slice::from_ref(&encode), "{report:?}");
     assert!(
         format!("{:?}", report.errors).contains("not by alice@example.com"),
         "{report:?}"
