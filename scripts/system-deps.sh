@@ -6,12 +6,15 @@
 #   docker-registry         the CNCF distribution registry the distribution
 #                           tests start, one per test, on a loopback port
 #                           (not with --build, which is what building needs)
+#   keyutils                keyctl, which runs the OS keyring test's processes
+#                           in one kernel session keyring, as a login would
 set -euo pipefail
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
 if [[ "${1:-}" != "--build" ]]; then
   command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+  command -v keyctl >/dev/null 2>&1 || missing+=(keyutils)
 fi
 if ((${#missing[@]})); then
   echo "==> installing Debian packages: ${missing[*]}"

@@ -85,9 +85,16 @@ pub struct GlobalArgs {
     /// Compile every plugin instead of using the precompiled cache
     #[arg(long, global = true)]
     no_cache: bool,
-    /// The secret store `[[http.credentials]]` take secrets from [default:
+    /// The secret store `[[http.credentials]]` take secrets from: a file,
+    /// or `keyring` (`keyring:NAME`) for the OS keyring (the kernel keyring
+    /// on Linux; a file named so is `./keyring`) [default:
     /// $XDG_CONFIG_HOME/corral/secrets.toml or ~/.config/corral/secrets.toml]
-    #[arg(long, global = true, value_name = "FILE", env = "CORRAL_SECRETS")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE|keyring[:NAME]",
+        env = "CORRAL_SECRETS"
+    )]
     pub secrets: Option<PathBuf>,
     /// Serve the built-in `tool_search` tool (free text, `category:NAME`,
     /// `info:TOOL`, `list`)
@@ -203,9 +210,16 @@ impl GlobalArgs {
 
     /// The secret store these options name.
     pub fn secret_store(&self) -> corral::SecretStore {
-        self.secrets
-            .clone()
-            .map_or_else(corral::SecretStore::user_default, corral::SecretStore::at)
+        match self.secrets.as_deref().and_then(|p| p.to_str()) {
+            Some("keyring") => corral::SecretStore::keyring("secrets"),
+            Some(spec) if spec.starts_with("keyring:") => {
+                corral::SecretStore::keyring(&spec["keyring:".len()..])
+            }
+            _ => self
+                .secrets
+                .clone()
+                .map_or_else(corral::SecretStore::user_default, corral::SecretStore::at),
+        }
     }
 
     /// Builds the host from these options.

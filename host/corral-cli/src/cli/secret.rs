@@ -26,7 +26,7 @@ enum SecretCommand {
     },
     /// List the names of the secrets (never their values)
     List {
-        /// Print JSON: `{"store": path, "names": [name]}`
+        /// Print JSON: `{"store": file or "keyring corral/NAME", "names": [name]}`
         #[arg(long)]
         json: bool,
     },
@@ -53,12 +53,12 @@ impl SecretCmd {
                     anyhow::bail!("no value on stdin for secret `{name}`; pipe it in");
                 }
                 store.set(&name, value)?;
-                eprintln!("secret `{name}` set in {}", store.path().display());
+                eprintln!("secret `{name}` set in {}", store.location());
             }
             SecretCommand::List { json } => {
                 let names = store.names()?;
                 if json {
-                    print_json(&serde_json::json!({"store": store.path(), "names": names}))?;
+                    print_json(&serde_json::json!({"store": store.location(), "names": names}))?;
                 } else {
                     for name in names {
                         outln!("{name}")?;
@@ -67,7 +67,7 @@ impl SecretCmd {
             }
             SecretCommand::Delete { name } => {
                 if !store.delete(&name)? {
-                    eprintln!("no secret `{name}` in {}", store.path().display());
+                    eprintln!("no secret `{name}` in {}", store.location());
                     return Ok(ExitCode::from(EXIT_TOOL_FAILED));
                 }
             }

@@ -3,15 +3,31 @@
 //! (`[[http.credentials]]`) and which no guest can read: they never reach a
 //! guest's environment, files or memory.
 //!
-//! The store is a TOML file of `NAME = "value"` lines, by default
-//! `$XDG_CONFIG_HOME/corral/secrets.toml` (or `~/.config/corral/`), written
-//! with mode 0600 in a directory of mode 0700, replaced atomically (a
-//! temporary file renamed over it). Names follow `[A-Za-z0-9_]{1,64}`.
-//! Nothing here prints a value; [`SecretStore::names`] lists names only.
+//! The store holds a TOML table of `NAME = "value"` lines, in one of two
+//! places:
+//! - a file ([`SecretStore::at`]), by default
+//!   `$XDG_CONFIG_HOME/corral/secrets.toml` (or `~/.config/corral/`),
+//!   written with mode 0600 in a directory of mode 0700, replaced
+//!   atomically (a temporary file renamed over it);
+//! - or the OS keyring ([`SecretStore::keyring`], cargo feature `keyring`,
+//!   on in the CLI): one entry, service `corral`, user the store's name,
+//!   through the `keyring-core` crate. On Linux that is the kernel's
+//!   keyutils keyring (`linux-keyutils-keyring-store`: the session keyring,
+//!   linked to the user's persistent keyring): held in kernel memory, gone
+//!   at reboot, and visible to the processes of one session keyring (a
+//!   login's, or one joined with `keyctl session NAME`); a user's keys are
+//!   capped by the kernel (`kernel.keys.maxbytes`, 20 000 bytes for a
+//!   non-root user by default). Other platforms have no backend in this
+//!   build.
+//!
+//! Names follow `[A-Za-z0-9_]{1,64}`. Nothing here prints a value;
+//! [`SecretStore::names`] lists names only.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "keyring")]
+mod keyring;
 mod redact;
 
 pub(crate) use redact::{Leaks, Redactor};
@@ -26,20 +42,27 @@ pub enum SecretError {
         /// The name given (escaped).
         name: String,
     },
-    /// The store file could not be read, parsed or written.
-    #[error("secret store {}: {message}", path.display())]
+    /// The store could not be read, parsed or written.
+    #[error("secret store {store}: {message}")]
     Store {
-        /// The store file.
-        path: PathBuf,
+        /// The store: its file, or `keyring corral/NAME`.
+        store: String,
         /// What went wrong and what to do.
         message: String,
     },
 }
 
-/// A file of named secrets (see the module docs).
+/// A store of named secrets, in a file or the OS keyring (see the module
+/// docs).
 #[derive(Debug, Clone)]
 pub struct SecretStore {
-    path: PathBuf,
+    place: Place,
+}
+
+#[derive(Debug, Clone)]
+enum Place {
+    File(PathBuf),
+    Keyring(String),
 }
 
 /// Whether `name` follows the secret name rule.
@@ -52,7 +75,20 @@ pub(crate) fn valid_name(name: &str) -> bool {
 impl SecretStore {
     /// The store in the file `path` (created on the first `set`).
     pub fn at(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
+        Self {
+            place: Place::File(path.into()),
+        }
+    }
+
+    /// The store in the OS keyring entry of service `corral` and user
+    /// `name` (created on the first `set`). Using it fails with
+    /// [`SecretError::Store`] where the build has no keyring backend (the
+    /// `keyring` feature off, or not Linux) or the keyring cannot be
+    /// reached.
+    pub fn keyring(name: impl Into<String>) -> Self {
+        Self {
+            place: Place::Keyring(name.into()),
+        }
     }
 
     /// The user's store: `$XDG_CONFIG_HOME/corral/secrets.toml`, or
@@ -68,28 +104,52 @@ impl SecretStore {
         })
     }
 
-    /// The store's file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The store's file, if it is one.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.place {
+            Place::File(path) => Some(path),
+            Place::Keyring(_) => None,
+        }
+    }
+
+    /// Where the store is, for people: its file, or `keyring corral/NAME`.
+    pub fn location(&self) -> String {
+        match &self.place {
+            Place::File(path) => path.display().to_string(),
+            Place::Keyring(name) => format!("keyring corral/{name}"),
+        }
     }
 
     fn error(&self, message: impl Into<String>) -> SecretError {
         SecretError::Store {
-            path: self.path.clone(),
+            store: self.location(),
             message: message.into(),
         }
     }
 
-    /// Every secret, by name; empty when the file does not exist.
+    /// The store's text; `None` when it does not exist yet.
+    fn read(&self) -> Result<Option<String>, SecretError> {
+        match &self.place {
+            Place::File(path) => match std::fs::read_to_string(path) {
+                Ok(text) => Ok(Some(text)),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(err) => Err(self.error(format!("cannot read it: {err}"))),
+            },
+            #[cfg(feature = "keyring")]
+            Place::Keyring(name) => keyring::read(name).map_err(|e| self.error(e)),
+            #[cfg(not(feature = "keyring"))]
+            Place::Keyring(_) => Err(self.error(NO_KEYRING)),
+        }
+    }
+
+    /// Every secret, by name; empty when the store does not exist yet.
     ///
     /// # Errors
-    /// [`SecretError::Store`] when the file cannot be read or is not a table
-    /// of strings.
+    /// [`SecretError::Store`] when the store cannot be read or is not a
+    /// table of strings.
     pub fn load(&self) -> Result<BTreeMap<String, String>, SecretError> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-            Err(err) => return Err(self.error(format!("cannot read it: {err}"))),
+        let Some(text) = self.read()? else {
+            return Ok(BTreeMap::new());
         };
         toml::from_str(&text).map_err(|err| {
             self.error(format!(
@@ -134,9 +194,20 @@ impl SecretStore {
     }
 
     fn save(&self, all: &BTreeMap<String, String>) -> Result<(), SecretError> {
+        let text = toml::to_string(all).map_err(|e| self.error(e.to_string()))?;
+        match &self.place {
+            Place::File(path) => self.save_file(path, &text),
+            #[cfg(feature = "keyring")]
+            Place::Keyring(name) => keyring::write(name, &text).map_err(|e| self.error(e)),
+            #[cfg(not(feature = "keyring"))]
+            Place::Keyring(_) => Err(self.error(NO_KEYRING)),
+        }
+    }
+
+    fn save_file(&self, path: &Path, text: &str) -> Result<(), SecretError> {
         use std::io::Write as _;
         use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
-        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(dir) = dir {
             std::fs::DirBuilder::new()
                 .recursive(true)
@@ -144,8 +215,7 @@ impl SecretStore {
                 .create(dir)
                 .map_err(|e| self.error(format!("cannot create its directory: {e}")))?;
         }
-        let text = toml::to_string(all).map_err(|e| self.error(e.to_string()))?;
-        let tmp = self.path.with_extension("toml.tmp");
+        let tmp = path.with_extension("toml.tmp");
         let write = || -> std::io::Result<()> {
             let mut file = std::fs::OpenOptions::new()
                 .write(true)
@@ -155,7 +225,7 @@ impl SecretStore {
                 .open(&tmp)?;
             file.write_all(text.as_bytes())?;
             file.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
+            std::fs::rename(&tmp, path)
         };
         write().map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
@@ -163,6 +233,10 @@ impl SecretStore {
         })
     }
 }
+
+#[cfg(not(feature = "keyring"))]
+const NO_KEYRING: &str = "this build has no OS keyring support (built without the `keyring` \
+                          feature); keep the secrets in a file store instead";
 
 fn check(name: &str) -> Result<(), SecretError> {
     if valid_name(name) {
@@ -203,7 +277,7 @@ mod tests {
         store.set("OTHER", "x").expect("set");
         assert_eq!(store.names().expect("names"), ["API_KEY", "OTHER"]);
         assert_eq!(store.load().expect("load")["API_KEY"], "s3cr3t \"quoted\"");
-        let mode = std::fs::metadata(store.path())
+        let mode = std::fs::metadata(store.path().expect("a file"))
             .expect("meta")
             .permissions()
             .mode();
@@ -220,7 +294,7 @@ mod tests {
             store.set("bad name", "x"),
             Err(SecretError::InvalidName { .. })
         ));
-        std::fs::write(store.path(), "API_KEY = 5").expect("write");
+        std::fs::write(store.path().expect("a file"), "API_KEY = 5").expect("write");
         let err = store.load().unwrap_err().to_string();
         assert!(
             err.contains("secrets.toml") && err.contains("NAME = \"value\""),
