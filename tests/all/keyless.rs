@@ -73,7 +73,7 @@ fn a_keyless_bundle_verifies_only_with_its_root_log_time_identity_and_bytes() {
             .contains("keyless signature, log index 5"),
         "{signed}"
     );
-    // The signed entry timestamp alone is enough (bundles before v0.2).
+    // The signed entry timestamp alone is enough in a v0.1 bundle ...
     let promise_only = sigstore.bundle(
         bytes,
         &Keyless {
@@ -92,6 +92,19 @@ fn a_keyless_bundle_verifies_only_with_its_root_log_time_identity_and_bytes() {
         verify(dir.path(), bytes, &sigstore.bundle(bytes, &at), &trusted)
             .unwrap_or_else(|e| panic!("index {index} of {size}: {e}"));
     }
+
+    // A P-384 certificate whose key hashed with SHA-256 (some clients do).
+    let (cert, key) = sigstore.certificate_for(&alice, &rcgen::PKCS_ECDSA_P384_SHA384);
+    // (ring signs P-384 with SHA-384 only; OpenSSL signs the SHA-256 digest.)
+    let ec = openssl::pkey::PKey::private_key_from_pkcs8(&key.serialize_der())
+        .and_then(|k| k.ec_key())
+        .expect("p384");
+    let digest = openssl::sha::sha256(bytes);
+    let signature = openssl::ecdsa::EcdsaSig::sign(&digest, &ec)
+        .and_then(|s| s.to_der())
+        .expect("sign");
+    let p384 = sigstore.bundle_with(bytes, &cert, &signature, &alice);
+    verify(dir.path(), bytes, &p384, &trusted).expect("a P-384 key with SHA-256 verifies");
 
     // Who: another identity, another issuer, or none trusted.
     let bob = "subject=bob@example.com,issuer=https://accounts.example.com";
@@ -171,6 +184,22 @@ fn a_keyless_bundle_verifies_only_with_its_root_log_time_identity_and_bytes() {
         verify(dir.path(), bytes, &unlogged, &trusted),
         "no transparency log entry",
     );
+    // ... not from v0.2 on, where the proof is required.
+    let mut unproven = good.clone();
+    unproven["verificationMaterial"]["tlogEntries"][0]
+        .as_object_mut()
+        .expect("entry")
+        .remove("inclusionProof");
+    refused(
+        verify(dir.path(), bytes, &unproven, &trusted),
+        "no inclusion proof, which bundles from v0.2 on must carry",
+    );
+    // cosign's older bundle format gets the advice to sign again.
+    let old = serde_json::json!({ "base64Signature": "AAAA", "cert": "", "rekorBundle": {} });
+    refused(
+        verify(dir.path(), bytes, &old, &trusted),
+        "--new-bundle-format",
+    );
     let mut unpromised = good.clone();
     unpromised["verificationMaterial"]["tlogEntries"][0]
         .as_object_mut()
@@ -224,6 +253,17 @@ fn a_keyless_bundle_verifies_only_with_its_root_log_time_identity_and_bytes() {
         ),
         "its certificate is not for code signing",
     );
+    // Text from the bundle reaches a message escaped.
+    let mut hostile = good.clone();
+    hostile["verificationMaterial"]["tlogEntries"][0]["kindVersion"]["kind"] =
+        "evil\u{1b}[2J".into();
+    match verify(dir.path(), bytes, &hostile, &trusted) {
+        Ok(signed) => panic!("verified: {signed}"),
+        Err(err) => assert!(
+            !err.contains('\u{1b}') && err.contains("hashedrekord 0.0.1"),
+            "{err:?}"
+        ),
+    }
     // An attestation is not a signature of the file.
     let mut dsse = good.clone();
     dsse["dsseEnvelope"] =
@@ -371,7 +411,10 @@ fn a_host_loads_keyless_signed_plugins_and_a_policy_names_the_identity() {
         "--require-signatures",
         "list",
     ]);
-    assert!(!out.contains("base64_encode"), "{out}");
+    assert!(
+        !out.contains("base64_encode") && out.contains("names signers the host does not trust"),
+        "{out}"
+    );
 }
 
 #[test]

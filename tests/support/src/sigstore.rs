@@ -36,7 +36,9 @@ pub struct Keyless {
     pub log_index: i64,
     /// How many entries the log holds, for the inclusion proof.
     pub tree_size: i64,
-    /// Whether the bundle carries an inclusion proof and checkpoint.
+    /// Whether the bundle carries an inclusion proof and checkpoint; without
+    /// one it is a v0.1 bundle (the certificate as a one-element
+    /// `x509CertificateChain`), the last version where a proof is optional.
     pub proof: bool,
     /// Whether the certificate allows code signing.
     pub code_signing: bool,
@@ -142,9 +144,19 @@ impl TestSigstore {
         .to_string()
     }
 
-    /// A short-lived certificate for `who` (valid on [`DAY`]), and its key.
+    /// A short-lived certificate for `who` (valid on [`DAY`]), and its
+    /// P-256 key.
     pub fn certificate(&self, who: &Keyless) -> (Vec<u8>, KeyPair) {
-        let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).expect("key");
+        self.certificate_for(who, &rcgen::PKCS_ECDSA_P256_SHA256)
+    }
+
+    /// [`Self::certificate`] with a key for `algorithm`.
+    pub fn certificate_for(
+        &self,
+        who: &Keyless,
+        algorithm: &'static rcgen::SignatureAlgorithm,
+    ) -> (Vec<u8>, KeyPair) {
+        let key = KeyPair::generate_for(algorithm).expect("key");
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
         params.distinguished_name = DistinguishedName::new();
         params.subject_alt_names = vec![SanType::Rfc822Name(
@@ -211,15 +223,24 @@ impl TestSigstore {
             "inclusionPromise": { "signedEntryTimestamp": b64(&self.promise(&body, who)) },
             "canonicalizedBody": b64(body.as_bytes()),
         });
-        if who.proof {
+        let (media_type, material) = if who.proof {
             entry["inclusionProof"] = self.proof(body.as_bytes(), who);
-        }
+            (
+                "application/vnd.dev.sigstore.bundle.v0.3+json",
+                json!({ "certificate": { "rawBytes": b64(cert) }, "tlogEntries": [entry] }),
+            )
+        } else {
+            (
+                "application/vnd.dev.sigstore.bundle+json;version=0.1",
+                json!({
+                    "x509CertificateChain": { "certificates": [{ "rawBytes": b64(cert) }] },
+                    "tlogEntries": [entry],
+                }),
+            )
+        };
         json!({
-            "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
-            "verificationMaterial": {
-                "certificate": { "rawBytes": b64(cert) },
-                "tlogEntries": [entry],
-            },
+            "mediaType": media_type,
+            "verificationMaterial": material,
             "messageSignature": {
                 "messageDigest": { "algorithm": "SHA2_256", "digest": b64(&sha) },
                 "signature": b64(signature),

@@ -82,7 +82,8 @@ impl ListCmd {
             eprintln!("no tools loaded");
         }
         for err in host.load_errors() {
-            eprintln!("not loaded: {err}");
+            // Load errors may quote what a plugin file supplied.
+            eprintln!("not loaded: {}", corral::untrusted_text::escape(&err.to_string()));
         }
         Ok(ExitCode::SUCCESS)
     }

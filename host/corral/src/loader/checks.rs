@@ -63,6 +63,21 @@ pub(super) fn integrity(
     } else {
         (trust.keys.clone(), trust.identities.clone())
     };
+    if names_signers && trust.required && keys.is_empty() && identities.is_empty() {
+        let mut named: Vec<String> = policy
+            .signed_by
+            .iter()
+            .map(|k| k.display().to_string())
+            .collect();
+        named.extend(policy.identities.iter().map(ToString::to_string));
+        return Err(LoadErrorReason::Signature(format!(
+            "its policy {} names signers the host does not trust ({}): where the host requires \
+             signatures a policy can only narrow the host's trusted keys and identities; add \
+             one of them to the host's trust, or name one the host trusts",
+            policy.path.display(),
+            named.join(", ")
+        )));
+    }
     let signers = crate::signature::Signers {
         keys: &keys,
         identities: &identities,

@@ -1,5 +1,7 @@
 //! Sigstore bundles (`NAME.wasm.sigstore.json`, as `cosign sign-blob
-//! --bundle` writes them): the protobuf-specs `Bundle` in its JSON form,
+//! --bundle` writes them with cosign 3, or cosign 2.4 and later with
+//! `--new-bundle-format`; cosign's older bundle format is refused with that
+//! advice): the protobuf-specs `Bundle` in its JSON form,
 //! media types `application/vnd.dev.sigstore.bundle+json;version=0.1|0.2`
 //! and `application/vnd.dev.sigstore.bundle.v0.3+json`, holding a message
 //! signature of the file's bytes and what verifies it:
@@ -18,10 +20,9 @@
 use base64::Engine as _;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
-use sigstore::crypto::Signature;
 
 use super::rekor::{self, RawEntry};
-use super::root::{Identity, RawBytes, RawChain, TrustedRoot, b64, holder};
+use super::root::{Identity, RawBytes, RawChain, TrustedRoot, b64, holder, shown};
 use super::{PublicKey, SignatureError, Signed, SigningKey};
 
 /// The media type `corral sign --bundle` writes.
@@ -77,17 +78,30 @@ pub(super) fn check(
     sha256: &str,
     signers: &Signers<'_>,
 ) -> Result<Signed, String> {
-    let bundle: RawBundle =
-        serde_json::from_str(text).map_err(|e| format!("it is not a Sigstore bundle ({e})"))?;
-    if !bundle
-        .media_type
-        .starts_with("application/vnd.dev.sigstore.bundle")
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+        && (value.get("base64Signature").is_some() || value.get("rekorBundle").is_some())
     {
-        return Err(format!(
-            "its media type `{}` is not a Sigstore bundle's",
-            bundle.media_type
-        ));
+        return Err(
+            "it is cosign's older bundle format; sign again with `cosign sign-blob \
+             --new-bundle-format --bundle` (cosign 2.4 and later; cosign 3 writes the new \
+             format by default)"
+                .into(),
+        );
     }
+    let bundle: RawBundle = serde_json::from_str(text)
+        .map_err(|e| format!("it is not a Sigstore bundle ({})", shown(&e.to_string())))?;
+    // v0.1 and v0.2 name their version as a parameter, v0.3 in the type.
+    let version = match bundle.media_type.as_str() {
+        "application/vnd.dev.sigstore.bundle+json;version=0.1" => 1,
+        "application/vnd.dev.sigstore.bundle+json;version=0.2" => 2,
+        "application/vnd.dev.sigstore.bundle.v0.3+json" => 3,
+        other => {
+            return Err(format!(
+                "its media type `{}` is not that of a Sigstore bundle v0.1 to v0.3",
+                shown(other)
+            ));
+        }
+    };
     if bundle.dsse_envelope.is_some() {
         return Err(
             "it holds a DSSE envelope (an attestation), not a signature of the file's bytes; \
@@ -139,22 +153,24 @@ pub(super) fn check(
         }
         (None, None) => return Err("it names no key and no certificate".into()),
     };
-    keyless(
-        &leaf,
-        &extra,
-        &signature,
-        &material.tlog_entries,
-        bytes,
-        sha256,
-        signers,
-    )
+    let entries = Entries {
+        entries: &material.tlog_entries,
+        proof_required: version >= 2,
+    };
+    keyless(&leaf, &extra, &signature, &entries, bytes, sha256, signers)
+}
+
+/// A bundle's log entries, and whether they must carry inclusion proofs.
+struct Entries<'a> {
+    entries: &'a [RawEntry],
+    proof_required: bool,
 }
 
 fn keyless(
     leaf: &[u8],
     extra: &[Vec<u8>],
     signature: &[u8],
-    entries: &[RawEntry],
+    logged: &Entries<'_>,
     bytes: &[u8],
     sha256: &str,
     signers: &Signers<'_>,
@@ -171,32 +187,35 @@ fn keyless(
         ));
     }
     let holder = holder(leaf)?;
-    if holder
-        .key
-        .verify_signature(Signature::Raw(signature), bytes)
-        .is_err()
-    {
+    if !holder.verifies(signature, bytes) {
         return Err(
-            "its signature does not verify with its certificate's key (the file changed \
-             after signing)"
+            "its signature does not verify with its certificate's key (it signs other bytes, \
+             or another key made it)"
                 .into(),
         );
     }
-    if entries.is_empty() {
+    if logged.entries.is_empty() {
         return Err("it has no transparency log entry, which keyless signatures need".into());
     }
     let mut why = Vec::new();
-    let mut logged = None;
-    for entry in entries {
-        match rekor::check(entry, signers.roots, sha256, signature, leaf) {
+    let mut found = None;
+    for entry in logged.entries {
+        match rekor::check(
+            entry,
+            signers.roots,
+            sha256,
+            signature,
+            leaf,
+            logged.proof_required,
+        ) {
             Ok(l) => {
-                logged = Some(l);
+                found = Some(l);
                 break;
             }
             Err(e) => why.push(e),
         }
     }
-    let logged = logged.ok_or_else(|| why.join("; "))?;
+    let logged = found.ok_or_else(|| why.join("; "))?;
     let mut chained = Vec::new();
     let chains = signers.roots.iter().any(|root| {
         root.chains(leaf, extra, logged.integrated_time)
@@ -214,14 +233,18 @@ fn keyless(
         })
         .ok_or_else(|| {
             let wanted: Vec<String> = signers.identities.iter().map(ToString::to_string).collect();
+            let subjects: Vec<String> = holder.subjects.iter().map(|s| shown(s)).collect();
             format!(
                 "it was signed by {} (issuer {}), not by {}",
-                if holder.subjects.is_empty() {
+                if subjects.is_empty() {
                     "no named subject".to_string()
                 } else {
-                    holder.subjects.join(", ")
+                    subjects.join(", ")
                 },
-                holder.issuer.as_deref().unwrap_or("not named"),
+                holder
+                    .issuer
+                    .as_deref()
+                    .map_or_else(|| "not named".into(), shown),
                 wanted.join(" or ")
             )
         })?;

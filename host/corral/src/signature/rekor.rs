@@ -8,13 +8,16 @@
 //!
 //! The signing time that the certificate is checked at is the entry's
 //! integrated time, which only the signed entry timestamp vouches for: an
-//! entry without one is refused (RFC 3161 timestamps are not read).
+//! entry without one is refused (RFC 3161 timestamps are not read, so
+//! Rekor v2 entries, `hashedrekord` 0.0.2 with no integrated time, are
+//! refused too). Bundles from v0.2 on must also carry the inclusion proof,
+//! as the bundle specification requires.
 
 use base64::Engine as _;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 
-use super::root::{RawLogId, TrustedRoot, b64};
+use super::root::{RawLogId, TrustedRoot, b64, shown};
 
 /// Protobuf JSON's int64: a string of digits, or a number.
 #[derive(Deserialize)]
@@ -30,7 +33,7 @@ impl Int {
             Self::Number(n) => Ok(*n),
             Self::Text(t) => t
                 .parse()
-                .map_err(|_| format!("its {what} `{t}` is not an integer")),
+                .map_err(|_| format!("its {what} `{}` is not an integer", shown(t))),
         }
     }
 }
@@ -42,7 +45,7 @@ pub(super) struct RawEntry {
     log_index: Int,
     log_id: RawLogId,
     kind_version: RawKind,
-    integrated_time: Int,
+    integrated_time: Option<Int>,
     inclusion_promise: Option<RawPromise>,
     inclusion_proof: Option<RawProof>,
     canonicalized_body: String,
@@ -98,13 +101,15 @@ struct Promise<'a> {
 }
 
 /// Checks `entry` against `roots`: it records `signature` of the bytes
-/// whose sha256 is `sha256` (hex) by the certificate `leaf` (DER).
+/// whose sha256 is `sha256` (hex) by the certificate `leaf` (DER); with
+/// `proof_required` (bundles from v0.2 on) it must carry an inclusion proof.
 pub(super) fn check(
     entry: &RawEntry,
     roots: &[TrustedRoot],
     sha256: &str,
     signature: &[u8],
     leaf: &[u8],
+    proof_required: bool,
 ) -> Result<Logged, String> {
     let key_id = b64(&entry.log_id.key_id).map_err(|e| format!("its log id is {e}"))?;
     let log = roots.iter().find_map(|r| r.log(&key_id)).ok_or_else(|| {
@@ -119,13 +124,22 @@ pub(super) fn check(
     ) != ("hashedrekord", "0.0.1")
     {
         return Err(format!(
-            "its log entry is a {} {} entry, not hashedrekord 0.0.1",
-            entry.kind_version.kind, entry.kind_version.version
+            "its log entry is a {} {} entry, not hashedrekord 0.0.1 (Rekor v2 entries are \
+             not supported yet)",
+            shown(&entry.kind_version.kind),
+            shown(&entry.kind_version.version)
         ));
     }
     let body = b64(&entry.canonicalized_body).map_err(|e| format!("its log entry body is {e}"))?;
     records(&body, sha256, signature, leaf)?;
-    let integrated_time = entry.integrated_time.get("integrated time")?;
+    let integrated_time = entry
+        .integrated_time
+        .as_ref()
+        .ok_or(
+            "its log entry has no integrated time (an RFC 3161 timestamp instead is not \
+             supported yet)",
+        )?
+        .get("integrated time")?;
     let log_index = entry.log_index.get("log index")?;
 
     let promise = entry.inclusion_promise.as_ref().ok_or(
@@ -150,16 +164,34 @@ pub(super) fn check(
         );
     }
 
+    if proof_required && entry.inclusion_proof.is_none() {
+        return Err(
+            "its log entry has no inclusion proof, which bundles from v0.2 on must carry".into(),
+        );
+    }
     if let Some(proof) = &entry.inclusion_proof {
         let index = proof.log_index.get("proof's log index")?;
+        if index != log_index {
+            return Err("its inclusion proof is for another log index".into());
+        }
         let size = proof.tree_size.get("proof's tree size")?;
-        let root = b64(&proof.root_hash).map_err(|e| format!("its proof's root hash is {e}"))?;
+        let sha256_bytes = |h: &str| {
+            b64(h).and_then(|h| {
+                if h.len() == 32 {
+                    Ok(h)
+                } else {
+                    Err(format!("{} bytes long, not 32", h.len()))
+                }
+            })
+        };
+        let root =
+            sha256_bytes(&proof.root_hash).map_err(|e| format!("its proof's root hash is {e}"))?;
         let hashes = proof
             .hashes
             .iter()
-            .map(|h| b64(h))
+            .map(|h| sha256_bytes(h))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("its proof's hashes: {e}"))?;
+            .map_err(|e| format!("a hash of its proof is {e}"))?;
         let leaf_hash: [u8; 32] = Sha256::new()
             .chain_update([0])
             .chain_update(&body)
@@ -188,6 +220,9 @@ pub(super) fn check(
 fn records(body: &[u8], sha256: &str, signature: &[u8], leaf: &[u8]) -> Result<(), String> {
     let value: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| format!("its log entry body is not JSON ({e})"))?;
+    if value["kind"] != "hashedrekord" || value["apiVersion"] != "0.0.1" {
+        return Err("its log entry body is not a hashedrekord 0.0.1 entry".into());
+    }
     let spec = &value["spec"];
     let hash = &spec["data"]["hash"];
     if hash["algorithm"] != "sha256" || hash["value"] != sha256 {

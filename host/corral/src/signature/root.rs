@@ -22,6 +22,17 @@ use x509_cert::der::Decode as _;
 
 use super::SignatureError;
 
+/// Text a bundle or certificate supplied, fit for a message: escaped (see
+/// `crate::text`) and cut at 200 bytes.
+pub(super) fn shown(text: &str) -> String {
+    crate::text::escape(&crate::text::truncate(text.to_string(), 200)).into_owned()
+}
+
+/// A Unix time for a message, RFC 3339.
+pub(super) fn when(at: i64) -> String {
+    chrono::DateTime::from_timestamp(at, 0).map_or_else(|| at.to_string(), |t| t.to_rfc3339())
+}
+
 /// Protobuf JSON's `bytes`: base64, standard alphabet (URL-safe accepted).
 pub(super) fn b64(text: &str) -> Result<Vec<u8>, String> {
     let engine = &base64::engine::general_purpose::STANDARD;
@@ -267,8 +278,10 @@ impl TrustedRoot {
     }
 
     /// Whether `leaf` (DER) chains, with the `extra` certificates a bundle
-    /// carried, to one of the root's authorities valid at `at` (Unix
-    /// seconds), with `at` inside every certificate's validity, and no
+    /// carried, to one of the root's authorities whose `validFor` window
+    /// holds `at` (Unix seconds), with `at` inside the validity of the leaf
+    /// and every intermediate (the root certificate's own dates are not
+    /// checked: the window stands for them, as in sigstore clients), and no
     /// certificate on the path whose extended key usage leaves out code
     /// signing (the leaf's own must name it: [`holder`] checks that).
     pub(crate) fn chains(&self, leaf: &[u8], extra: &[Vec<u8>], at: i64) -> Result<(), String> {
@@ -308,21 +321,42 @@ impl TrustedRoot {
                 None,
             ) {
                 Ok(_) => return Ok(()),
-                Err(e) => why.push(format!("{e:?}")),
+                Err(e) => why.push(chain_error(&e)),
             }
         }
+        let at = when(at);
         Err(if why.is_empty() {
             format!(
-                "{} has no certificate authority valid at the signing time",
+                "{} has no certificate authority valid at the signing time ({at})",
                 self.label
             )
         } else {
+            why.dedup();
             format!(
-                "its certificate does not chain to {} at the signing time ({})",
+                "its certificate does not chain to {} at the signing time ({at}): {}",
                 self.label,
                 why.join("; ")
             )
         })
+    }
+}
+
+/// What a chain error means, for the one who has to fix it.
+fn chain_error(error: &webpki::Error) -> String {
+    use webpki::Error as E;
+    match error {
+        E::CertExpired { .. } | E::CertNotValidYet { .. } => {
+            "a certificate was not valid then (signed outside its lifetime)".into()
+        }
+        E::UnknownIssuer | E::InvalidSignatureForPublicKey => {
+            "it was not issued by this authority (a bundle from another Sigstore instance, \
+             such as staging, checked against this root?)"
+                .into()
+        }
+        E::RequiredEkuNotFoundContext(_) => {
+            "a certificate of its chain is not for code signing".into()
+        }
+        other => format!("{other:?}"),
     }
 }
 
@@ -382,7 +416,28 @@ const ISSUER_V1: &str = "1.3.6.1.4.1.57264.1.1";
 pub(crate) struct Holder {
     pub(crate) subjects: Vec<String>,
     pub(crate) issuer: Option<String>,
-    pub(crate) key: CosignVerificationKey,
+    key: CosignVerificationKey,
+    /// The public key's point, when it is on P-384 (see [`Holder::verifies`]).
+    p384: Option<Vec<u8>>,
+}
+
+impl Holder {
+    /// Whether the certificate's key signed `message` with `signature` (DER
+    /// ECDSA). A P-384 key may have hashed with SHA-384 or SHA-256 (some
+    /// sigstore clients do the latter); both are tried.
+    pub(crate) fn verifies(&self, signature: &[u8], message: &[u8]) -> bool {
+        self.key
+            .verify_signature(Signature::Raw(signature), message)
+            .is_ok()
+            || self.p384.as_ref().is_some_and(|point| {
+                ring::signature::UnparsedPublicKey::new(
+                    &ring::signature::ECDSA_P384_SHA256_ASN1,
+                    point,
+                )
+                .verify(message, signature)
+                .is_ok()
+            })
+    }
 }
 
 /// Reads [`Holder`] out of the certificate `der`, whose extended key usage
@@ -423,22 +478,28 @@ pub(crate) fn holder(der: &[u8]) -> Result<Holder, String> {
             .find(|e| e.extn_id == oid)
             .map(|e| e.extn_value.as_bytes().to_vec())
     };
-    let issuer = extension(ISSUER_V2)
-        .and_then(|v| {
+    let issuer = match extension(ISSUER_V2) {
+        Some(v) => Some(
             x509_cert::der::asn1::Utf8StringRef::from_der(&v)
-                .ok()
                 .map(|s| s.as_str().to_string())
-        })
-        .or_else(|| extension(ISSUER_V1).and_then(|v| String::from_utf8(v).ok()));
-    let spki = tbs
-        .subject_public_key_info()
+                .map_err(|_| {
+                    "its certificate's issuer extension (v2) does not parse".to_string()
+                })?,
+        ),
+        None => extension(ISSUER_V1).and_then(|v| String::from_utf8(v).ok()),
+    };
+    let info = tbs.subject_public_key_info();
+    let spki = info
         .to_der()
         .map_err(|e| format!("its public key does not encode ({e})"))?;
     let key = CosignVerificationKey::try_from_der(&spki)
         .map_err(|e| format!("its public key is not one sigstore verifies ({e})"))?;
+    let p384 = matches!(key, CosignVerificationKey::ECDSA_P384_SHA384_ASN1(_))
+        .then(|| info.subject_public_key.raw_bytes().to_vec());
     Ok(Holder {
         subjects,
         issuer,
         key,
+        p384,
     })
 }
