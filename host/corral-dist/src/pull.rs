@@ -158,7 +158,7 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
         path: e.path.clone(),
         message: e.message,
     };
-    let mut lock = corral::Lock::read(dir)
+    let lock = corral::Lock::read(dir)
         .map_err(lock_error)?
         .unwrap_or_default();
     let path = dir.join(format!("{name}.wasm"));
@@ -269,8 +269,8 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
         .as_ref()
         .map(|(key, _)| format!("{} ({})", key.label, key.fingerprint));
     entry.policy = requested.as_ref().map(|r| r.digest.clone());
-    lock.insert(entry);
-    lock.write(dir).map_err(lock_error)?;
+    // Under the lock's guard, re-read: another pull may have landed since.
+    corral::Lock::update(dir, |lock| lock.insert(entry)).map_err(lock_error)?;
     Ok(Pulled {
         name,
         reference: reference.text.clone(),

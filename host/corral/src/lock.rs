@@ -16,7 +16,9 @@
 //!
 //! The format follows Spin's manifests: a version field, unknown fields
 //! refused, entries sorted by name, written atomically (a temporary file
-//! renamed over it).
+//! renamed over it). Writers ([`Lock::update`]) hold an exclusive `flock`
+//! on `.corral.lock.guard` beside it while they read, change and write it,
+//! so that two pulls into one directory at once both land.
 
 use std::path::{Path, PathBuf};
 
@@ -139,6 +141,36 @@ impl Lock {
         self.plugins.sort_by(|a, b| a.name.cmp(&b.name));
     }
 
+    /// Reads the lock of `dir` (empty when there is none), lets `change`
+    /// edit it, and writes it back, all under an exclusive `flock` on
+    /// `.corral.lock.guard` in `dir`: another writer waits, then sees this
+    /// change. Answers what `change` answered.
+    ///
+    /// # Errors
+    /// [`LockError`] when the guard cannot be taken, or as [`Lock::read`]
+    /// and [`Lock::write`].
+    pub fn update<T>(dir: &Path, change: impl FnOnce(&mut Self) -> T) -> Result<T, LockError> {
+        let guard_path = dir.join(".corral.lock.guard");
+        let guard = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&guard_path)
+            .and_then(|file| {
+                rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+                Ok(file)
+            })
+            .map_err(|err| LockError {
+                path: guard_path.clone(),
+                message: format!("cannot take the lock file's guard: {err}"),
+            })?;
+        let mut lock = Self::read(dir)?.unwrap_or_default();
+        let answer = change(&mut lock);
+        lock.write(dir)?;
+        drop(guard);
+        Ok(answer)
+    }
+
     /// Writes the lock into `dir`, atomically.
     ///
     /// # Errors
@@ -239,5 +271,33 @@ mod tests {
         std::fs::write(Lock::path(dir.path()), "version = 9\n").expect("write");
         let err = Lock::read(dir.path()).unwrap_err().to_string();
         assert!(err.contains("version 9"), "{err}");
+    }
+
+    #[test]
+    fn writers_at_once_each_see_the_others_changes() {
+        let dir = tempfile::tempdir().expect("dir");
+        std::thread::scope(|scope| {
+            for n in 0..16 {
+                let dir = dir.path();
+                scope.spawn(move || {
+                    Lock::update(dir, |lock| {
+                        lock.insert(LockedPlugin::new(
+                            format!("tool{n:02}"),
+                            format!("oci://registry.example/tool{n:02}:1"),
+                            "sha256:m",
+                            "sha256:c",
+                        ));
+                    })
+                    .expect("update");
+                });
+            }
+        });
+        let lock = Lock::read(dir.path()).expect("read").expect("a lock");
+        for n in 0..16 {
+            assert!(
+                lock.get(&format!("tool{n:02}")).is_some(),
+                "tool{n:02} lost"
+            );
+        }
     }
 }

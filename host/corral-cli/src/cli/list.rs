@@ -83,7 +83,10 @@ impl ListCmd {
         }
         for err in host.load_errors() {
             // Load errors may quote what a plugin file supplied.
-            eprintln!("not loaded: {}", corral::untrusted_text::escape(&err.to_string()));
+            eprintln!(
+                "not loaded: {}",
+                corral::untrusted_text::escape(&err.to_string())
+            );
         }
         Ok(ExitCode::SUCCESS)
     }
