@@ -98,3 +98,21 @@ fn a_name_that_cannot_be_a_tool_is_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("lowercase letters, digits and `_`"));
     assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0);
 }
+
+#[test]
+fn an_sdk_path_the_build_files_cannot_carry_is_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let sdk = dir.path().join("corral $HOME");
+    std::fs::create_dir_all(sdk.join("guest-sdk")).expect("sdk");
+    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["new", "rust", "hello", "--sdk"])
+        .arg(&sdk)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .expect("corral new");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot carry"), "{stderr}");
+    assert!(!dir.path().join("hello").exists());
+}

@@ -178,6 +178,19 @@ impl NewCmd {
                 root.display()
             )
         })?;
+        // The path goes into a shell assignment and a TOML string as is.
+        let shown = root.display().to_string();
+        if shown
+            .chars()
+            .any(|c| matches!(c, '"' | '\\' | '$' | '`' | '\'') || c.is_control())
+        {
+            anyhow::bail!(
+                "the corral checkout's path {} holds a quote, `\\`, `$`, a backtick or a \
+                 control character, which the generated build files cannot carry; pass --sdk \
+                 DIR with a checkout at a plainer path",
+                corral::untrusted_text::escape(&shown)
+            );
+        }
         if !root.join("guest-sdk").is_dir() {
             anyhow::bail!(
                 "{} is not a corral checkout (no guest-sdk/); pass --sdk DIR",
