@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 scripts/system-deps.sh
 
 scripts/build-guests.sh
+# The public Sigstore trusted roots, from PyPI, for the keyless tests.
+scripts/sigstore-roots.sh
 echo "==> cargo test --workspace"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -526,3 +526,42 @@ async fn a_reload_checks_a_bundle_that_arrives_or_changes_beside_a_served_plugin
     let signed = tool.plugin().and_then(|p| p.signature()).expect("signed");
     assert_eq!(signed.signer, "alice@example.com");
 }
+
+#[test]
+fn the_public_sigstore_trusted_roots_load() {
+    // As sigstore-python ships them on PyPI (scripts/sigstore-roots.sh,
+    // which scripts/test.sh runs): the roots operators copy next to a host.
+    let dir = support::repository_root().join("target/sigstore-roots/4.5.1");
+    for (file, authorities, logs) in [("production.json", 2, 2), ("staging.json", 1, 4)] {
+        let path = dir.join(file);
+        assert!(
+            path.is_file(),
+            "{} is missing: run scripts/sigstore-roots.sh",
+            path.display()
+        );
+        let root = TrustedRoot::read(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(
+            format!("{root:?}"),
+            format!("TrustedRoot({file}, {authorities} authorities, {logs} logs)")
+        );
+        // A bundle the test Sigstore signed does not chain to it.
+        let sigstore = TestSigstore::new();
+        let bytes = b"\0asm";
+        let trust = Trust {
+            roots: vec![root],
+            identities: vec![ALICE.parse().expect("identity")],
+            required: true,
+            ..Trust::default()
+        };
+        let tmp = tempfile::tempdir().expect("dir");
+        refused(
+            verify(
+                tmp.path(),
+                bytes,
+                &sigstore.bundle(bytes, &Keyless::default()),
+                &trust,
+            ),
+            "from a log no trusted root names",
+        );
+    }
+}
