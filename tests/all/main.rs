@@ -9,6 +9,7 @@
 
 mod approvals;
 mod architecture;
+mod bundles;
 mod capabilities;
 mod cli;
 mod context;
@@ -19,6 +20,7 @@ mod foreign;
 mod host_api;
 mod hostile;
 mod keyless;
+mod keyring;
 mod languages;
 mod limits;
 mod loading;

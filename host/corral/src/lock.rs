@@ -17,8 +17,8 @@
 //! The format follows Spin's manifests: a version field, unknown fields
 //! refused, entries sorted by name, written atomically (a temporary file
 //! renamed over it). Writers ([`Lock::update`]) hold an exclusive `flock`
-//! on `.corral.lock.guard` beside it while they read, change and write it,
-//! so that two pulls into one directory at once both land.
+//! on the plugin directory itself while they read, change and write it, so
+//! that two pulls into one directory at once both land.
 
 use std::path::{Path, PathBuf};
 
@@ -142,27 +142,22 @@ impl Lock {
     }
 
     /// Reads the lock of `dir` (empty when there is none), lets `change`
-    /// edit it, and writes it back, all under an exclusive `flock` on
-    /// `.corral.lock.guard` in `dir`: another writer waits, then sees this
-    /// change. Answers what `change` answered.
+    /// edit it, and writes it back, all under an exclusive `flock` on the
+    /// directory `dir` itself (no file is added to it): another writer
+    /// waits, then sees this change. Answers what `change` answered.
     ///
     /// # Errors
-    /// [`LockError`] when the guard cannot be taken, or as [`Lock::read`]
-    /// and [`Lock::write`].
+    /// [`LockError`] when the directory cannot be locked, or as
+    /// [`Lock::read`] and [`Lock::write`].
     pub fn update<T>(dir: &Path, change: impl FnOnce(&mut Self) -> T) -> Result<T, LockError> {
-        let guard_path = dir.join(".corral.lock.guard");
-        let guard = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&guard_path)
+        let guard = std::fs::File::open(dir)
             .and_then(|file| {
                 rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
                 Ok(file)
             })
             .map_err(|err| LockError {
-                path: guard_path.clone(),
-                message: format!("cannot take the lock file's guard: {err}"),
+                path: Self::path(dir),
+                message: format!("cannot lock its directory for writing: {err}"),
             })?;
         let mut lock = Self::read(dir)?.unwrap_or_default();
         let answer = change(&mut lock);

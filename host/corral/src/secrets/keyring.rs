@@ -9,9 +9,10 @@ const SERVICE: &str = "corral";
 
 #[cfg(target_os = "linux")]
 fn entry(name: &str) -> Result<keyring_core::Entry, String> {
-    let store: std::sync::Arc<keyring_core::CredentialStore> =
-        linux_keyutils_keyring_store::Store::new()
-            .map_err(|e| format!("the kernel keyring cannot be reached ({e}); use a file store"))?;
+    // (A keyring credential store, not a wasmtime one.)
+    use linux_keyutils_keyring_store::Store as Keyutils;
+    let store: std::sync::Arc<keyring_core::CredentialStore> = Keyutils::new()
+        .map_err(|e| format!("the kernel keyring cannot be reached ({e}); use a file store"))?;
     keyring_core::Entry::new_in_store(&store, SERVICE, name)
         .map_err(|e| format!("its keyring entry cannot be made ({e})"))
 }

@@ -21,8 +21,9 @@ use base64::Engine as _;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 
+use super::identity::{Identity, holder};
 use super::rekor::{self, RawEntry};
-use super::root::{Identity, RawBytes, RawChain, TrustedRoot, b64, holder, shown};
+use super::root::{RawBytes, RawChain, TrustedRoot, b64, shown};
 use super::{PublicKey, SignatureError, Signed, SigningKey};
 
 /// The media type `corral sign --bundle` writes.

@@ -29,6 +29,7 @@
 
 mod bundle;
 mod check;
+mod identity;
 mod keys;
 mod rekor;
 mod root;
@@ -42,8 +43,9 @@ pub(crate) use bundle::Signers;
 pub use bundle::{BUNDLE_MEDIA_TYPE, key_bundle};
 pub(crate) use check::check;
 pub use check::verify_file;
+pub use identity::Identity;
 pub use keys::{PublicKey, SigningKey};
-pub use root::{Identity, TrustedRoot};
+pub use root::TrustedRoot;
 
 /// The media type of a cosign signature layer (the simple-signing payload).
 pub const SIGNATURE_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
