@@ -63,7 +63,12 @@ fn evidence(
         Evidence::Oci => {}
     }
     let evidence: OciEvidence =
-        serde_json::from_str(text).map_err(|e| format!("it does not parse ({e})"))?;
+        serde_json::from_str(text).map_err(|e| {
+            format!(
+                "it does not parse ({}); pull the plugin again",
+                super::root::shown(&e.to_string())
+            )
+        })?;
     let manifest_digest = format!(
         "sha256:{}",
         hex::encode(Sha256::digest(evidence.manifest.as_bytes()))
