@@ -214,6 +214,28 @@ fn a_pull_checks_the_registry_signature_before_writing_and_every_load_checks_it_
     let (code, out) = corral(&[&strict[..], &["pull", &unsigned, "--name", "other"]].concat());
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("no signature"), "{out}");
+    // A host that trusts only keyless identities: a pull says what it reads.
+    let roots = tempfile::tempdir().expect("root");
+    let root = roots.path().join("trusted_root.json");
+    std::fs::write(&root, support::TestSigstore::new().trusted_root()).expect("root");
+    let (code, out) = corral(&[
+        "--plugins",
+        &dir,
+        "--trusted-root",
+        &s(&root),
+        "--trusted-identity",
+        "subject=alice@example.com,issuer=https://accounts.example.com",
+        "--require-signatures",
+        "pull",
+        &signed,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no trusted key is configured")
+            && out.contains("keyless signatures in a registry are not read")
+            && out.contains("the registry holds one key signature"),
+        "{out}"
+    );
     assert_eq!(
         std::fs::read_dir(target.path()).expect("dir").count(),
         0,

@@ -38,6 +38,23 @@ pub(crate) async fn registry(
         }
         return Ok(None);
     }
+    if trust.keys.is_empty() {
+        return Err(DistError::Signature {
+            reference: reference.to_string(),
+            message: format!(
+                "signatures are required, and a pull checks the registry's key signatures \
+                 (cosign's sha256-….sig tag) but no trusted key is configured; keyless \
+                 signatures in a registry are not read (the registry holds {} for {digest}). \
+                 Trust the publisher's key, or fetch the component with its Sigstore bundle \
+                 beside it; nothing was written",
+                match signatures.len() {
+                    0 => "no key signature".to_string(),
+                    1 => "one key signature".to_string(),
+                    n => format!("{n} key signatures"),
+                },
+            ),
+        });
+    }
     let expected: Vec<String> = trust.keys.iter().map(ToString::to_string).collect();
     Err(DistError::Signature {
         reference: reference.to_string(),
@@ -68,6 +85,7 @@ pub(crate) async fn registry(
 pub(crate) fn keep(wasm: &Path, raw: &[u8], verified: Option<&Verified>) -> Result<(), DistError> {
     // Evidence for other bytes would make the new file fail its check.
     let _ = std::fs::remove_file(corral::blob_signature_path(wasm));
+    let _ = std::fs::remove_file(corral::bundle_path(wasm));
     let path = corral::oci_evidence_path(wasm);
     let Some((_, (payload, signature))) = verified else {
         let _ = std::fs::remove_file(&path);

@@ -62,13 +62,12 @@ fn evidence(
         Evidence::Bundle => return super::bundle::check(text, bytes, sha256, signers),
         Evidence::Oci => {}
     }
-    let evidence: OciEvidence =
-        serde_json::from_str(text).map_err(|e| {
-            format!(
-                "it does not parse ({}); pull the plugin again",
-                super::root::shown(&e.to_string())
-            )
-        })?;
+    let evidence: OciEvidence = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "it does not parse ({}); pull the plugin again",
+            super::root::shown(&e.to_string())
+        )
+    })?;
     let manifest_digest = format!(
         "sha256:{}",
         hex::encode(Sha256::digest(evidence.manifest.as_bytes()))
