@@ -2,33 +2,23 @@
 //! kernel's keyutils keyring, set, listed, used for a request and deleted by
 //! separate `corral` processes of one session keyring.
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use super::secrets::spin_dir;
+use super::secrets::{spin_dir, with_stdin};
 use crate::support::EchoServer;
 
 /// Runs `corral ARGS` inside the kernel session keyring `session` (joined
 /// by name, as a login's `pam_keyinit` gives every process of a login one
 /// session keyring), with `stdin`.
+/// (`keyctl` comes from the Debian package keyutils, scripts/system-deps.sh.)
 fn in_session(session: &str, args: &[&str], stdin: &str) -> std::process::Output {
-    let mut child = Command::new("keyctl")
+    let mut keyctl = Command::new("keyctl");
+    keyctl
         .args(["session", session, env!("CARGO_BIN_EXE_corral")])
         .arg("--cache-dir")
         .arg(crate::support::cache_dir())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run keyctl (Debian package keyutils, scripts/system-deps.sh)");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write");
-    child.wait_with_output().expect("wait")
+        .args(args);
+    with_stdin(&mut keyctl, stdin)
 }
 
 #[test]

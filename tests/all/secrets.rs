@@ -6,16 +6,19 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 fn secret(store: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .arg("--secrets")
-        .arg(store)
-        .arg("secret")
-        .args(args)
+    let mut corral = Command::new(env!("CARGO_BIN_EXE_corral"));
+    corral.arg("--secrets").arg(store).arg("secret").args(args);
+    with_stdin(&mut corral, stdin)
+}
+
+/// Runs `command` with `stdin` written to it; answers its output.
+pub(crate) fn with_stdin(command: &mut Command, stdin: &str) -> std::process::Output {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run corral");
+        .unwrap_or_else(|e| panic!("run {command:?}: {e}"));
     child
         .stdin
         .take()

@@ -40,7 +40,7 @@ pub(crate) fn short(fingerprint: &str) -> &str {
 }
 
 /// The DER inside a PEM text's first block.
-fn pem_der(pem: &str) -> Option<Vec<u8>> {
+pub(super) fn pem_der(pem: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
     let body: String = pem
         .lines()

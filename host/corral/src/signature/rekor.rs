@@ -241,14 +241,7 @@ fn records(body: &[u8], sha256: &str, signature: &[u8], leaf: &[u8]) -> Result<(
         .map(b64)
         .transpose()?
         .unwrap_or_default();
-    let pem = String::from_utf8_lossy(&pem);
-    let der: String = pem
-        .lines()
-        .skip_while(|l| !l.starts_with("-----BEGIN"))
-        .skip(1)
-        .take_while(|l| !l.starts_with("-----END"))
-        .collect();
-    if b64(&der).ok().as_deref() != Some(leaf) {
+    if super::keys::pem_der(&String::from_utf8_lossy(&pem)).as_deref() != Some(leaf) {
         return Err("its log entry records another certificate".into());
     }
     Ok(())
