@@ -307,6 +307,27 @@ async fn every_call_gets_a_fresh_instance() {
     }
 }
 
+/// The pooling allocator keeps dirty pages resident and resets them between
+/// instances (`keep_resident_bytes`, `PAGEMAP_SCAN`): nothing one call wrote
+/// anywhere in linear memory, including pages it grew, is readable by the next.
+#[tokio::test]
+async fn no_bytes_of_one_call_reach_the_next() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    for round in 0..4 {
+        let out = host
+            .call("residue", "{}", &CallOptions::default())
+            .await
+            .expect("call");
+        let json = out.json.expect("json");
+        assert_eq!(json["before"], 0, "round {round}: residue found: {json}");
+        assert_eq!(
+            json["after"], 65536,
+            "round {round}: the scan sees what this call wrote: {json}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn call_limits_too_small_to_instantiate_fail_the_call_not_the_load() {
     let dir = plugin_dir(&[HOSTILE]);

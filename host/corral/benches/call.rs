@@ -132,7 +132,7 @@ fn bench(c: &mut Criterion) {
 
     // The floor: same engine configuration as the host, no corral code on the
     // path. Measured at three `keep_resident` sizes to back PoolConfig's default.
-    for keep in [0usize, 64 << 10, 1 << 20] {
+    for keep in [64usize << 10, 4 << 20] {
         let pool = corral::PoolConfig::default().with_keep_resident_bytes(keep);
         let engine = corral::Engine::new(pool).expect("engine");
         let floor = Floor::new(&engine, &plugin);

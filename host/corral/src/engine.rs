@@ -71,6 +71,10 @@ impl Engine {
         pooling.linear_memory_keep_resident(pool.keep_resident_bytes);
         pooling.table_keep_resident(pool.keep_resident_bytes);
         pooling.async_stack_keep_resident(pool.keep_resident_bytes);
+        // Reset only the pages a call dirtied (Linux 6.7+; older kernels fall back
+        // to resetting the first `keep_resident_bytes`). Measured in BENCHMARKS.md:
+        // the per-call reset then scales with the guest's working set.
+        pooling.pagemap_scan(wasmtime::Enabled::Auto);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
 
         let inner = wasmtime::Engine::new(&config)?;

@@ -349,19 +349,30 @@ pub enum LimitsError {
 
 /// Sizing of the pooling instance allocator, fixed when the engine is created.
 ///
-/// corral uses wasmtime's pooling allocator with `*_keep_resident` set, because
-/// it instantiates on every call (see the README's design decisions). The
-/// `call` benchmark measured a fresh instance plus a trivial call of a sample
-/// tool at 57.5 µs with no resident bytes, 48.9 µs with 64 KiB and 74.9 µs with
-/// 1 MiB (the `memset` then costs more than the page faults it saves). The
-/// price is reserved virtual address space per slot and up to `keep_resident`
-/// bytes of resident memory per used slot.
+/// corral uses wasmtime's pooling allocator with `*_keep_resident` set and the
+/// Linux `PAGEMAP_SCAN` reset (kernel 6.7 or later), because it instantiates on
+/// every call (see the README's design decisions). When a call ends, wasmtime
+/// finds the pages of each linear memory the call wrote and restores just
+/// those, up to `keep_resident_bytes` of them, with `memset` and a copy of the
+/// data segment; anything beyond goes back to the kernel with `madvise`. The
+/// reset so costs what the guest dirtied, not the size of the resident region,
+/// and no system call at all when the guest dirties less than
+/// `keep_resident_bytes`. On older kernels wasmtime resets the first
+/// `keep_resident_bytes` of each memory with `memset` and the rest with
+/// `madvise`.
+///
+/// The default of 4 MiB covers the working set of the bundled Rust, Python and
+/// JavaScript samples; BENCHMARKS.md ("Concurrent callers and
+/// `keep_resident_bytes`") has the same-run comparison. The price is reserved
+/// virtual address space per slot, and resident memory of up to
+/// `keep_resident_bytes` per memory slot a call has used (the pages guests
+/// actually wrote, not the whole amount).
 ///
 /// | knob | unit | default |
 /// |---|---|---|
 /// | [`max_concurrent_instances`](Self::max_concurrent_instances) | component instances alive at once | 64 |
 /// | [`max_memory_bytes`](Self::max_memory_bytes) | bytes, the largest memory any call may be granted | 1 GiB |
-/// | [`keep_resident_bytes`](Self::keep_resident_bytes) | bytes of each memory, table and stack slot kept mapped and zeroed by `memset` between uses | 64 KiB |
+/// | [`keep_resident_bytes`](Self::keep_resident_bytes) | bytes of each memory, table and stack slot kept mapped and reset in place between uses | 4 MiB |
 ///
 /// Calls beyond `max_concurrent_instances` wait for a free slot rather than fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -373,7 +384,8 @@ pub struct PoolConfig {
     /// [`Limits::memory_bytes`].
     pub max_memory_bytes: usize,
     /// Bytes of each linear memory, table and async stack slot that stay resident
-    /// between instances (reset with `memset` instead of `madvise`).
+    /// between instances: written pages up to this many are reset in place
+    /// (`memset`, data-segment copy) instead of returned with `madvise`.
     pub keep_resident_bytes: usize,
 }
 
@@ -405,7 +417,7 @@ impl Default for PoolConfig {
         Self {
             max_concurrent_instances: 64,
             max_memory_bytes: 1 << 30,
-            keep_resident_bytes: 64 << 10,
+            keep_resident_bytes: 4 << 20,
         }
     }
 }
