@@ -1,0 +1,198 @@
+//! Calls through `Host::call`: one caller in a loop against the bare
+//! wasmtime floor, many callers at once against one, and a call per guest
+//! language against that component's own floor.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use corral::{CallOptions, ComponentCache, Host, PoolConfig};
+use tokio::runtime::Runtime;
+
+use crate::floor::Floor;
+use crate::table::{Report, Row, Value, p50_micros};
+use crate::{Effort, root};
+
+/// The trivial Rust tool every call figure starts from.
+const SHA256: (&str, &str) = ("sha256", r#"{"text":"abc"}"#);
+
+/// A 2-worker runtime: the machine the targets are stated for has 2 cores.
+pub fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// A bundled sample's component: `plugins/NAME.wasm`, or the language
+/// guests' build output for the Python and JavaScript samples.
+pub fn sample(name: &str) -> PathBuf {
+    let bundled = root().join("plugins").join(format!("{name}.wasm"));
+    let built = root()
+        .join("target/guests/lang")
+        .join(format!("{name}.wasm"));
+    let path = if built.is_file() { built } else { bundled };
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/build-guests.sh first",
+        path.display()
+    );
+    path
+}
+
+/// A host serving copies of `files`, with a private warm cache.
+pub fn host(rt: &Runtime, files: &[PathBuf]) -> (Host, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for file in files {
+        std::fs::copy(file, dir.path().join(file.file_name().expect("name"))).expect("copy");
+    }
+    let cache = dir.path().join(".cache");
+    let build = || {
+        Host::builder()
+            .plugin_dir(dir.path())
+            .cache(ComponentCache::in_dir(&cache))
+            .build()
+    };
+    rt.block_on(build()).expect("host");
+    let host = rt.block_on(build()).expect("host, warm");
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    (host, dir)
+}
+
+/// Latencies in nanoseconds of `n` sequential `Host::call`s of `tool`.
+fn host_latencies(rt: &Runtime, host: &Host, (tool, args): (&str, &str), n: usize) -> Vec<u64> {
+    rt.block_on(async {
+        let options = CallOptions::default();
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = Instant::now();
+            host.call(tool, args, &options).await.expect("call");
+            out.push(start.elapsed().as_nanos() as u64);
+        }
+        out
+    })
+}
+
+/// Latencies of `n` floor calls.
+fn floor_latencies(rt: &Runtime, floor: &Floor, (tool, args): (&str, &str), n: usize) -> Vec<u64> {
+    rt.block_on(async {
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = Instant::now();
+            drop(floor.call(tool, args).await);
+            out.push(start.elapsed().as_nanos() as u64);
+        }
+        out
+    })
+}
+
+/// `Host::call` of the trivial tool, one caller, against the floor of the
+/// same component and call on the same engine configuration.
+pub fn sequential(effort: Effort, report: &mut Report) {
+    let rt = runtime();
+    let plugin = sample("encode");
+    let (host, _dir) = host(&rt, std::slice::from_ref(&plugin));
+    let engine = corral::Engine::new(PoolConfig::default()).expect("engine");
+    let floor = Floor::new(&engine, &plugin);
+    let n = effort.pick(20_000, 3);
+    // Warm both, then interleave halves so drift hits both alike.
+    host_latencies(&rt, &host, SHA256, n / 10 + 1);
+    floor_latencies(&rt, &floor, SHA256, n / 10 + 1);
+    let mut ours = host_latencies(&rt, &host, SHA256, n / 2 + 1);
+    let mut bare = floor_latencies(&rt, &floor, SHA256, n / 2 + 1);
+    ours.extend(host_latencies(&rt, &host, SHA256, n / 2 + 1));
+    bare.extend(floor_latencies(&rt, &floor, SHA256, n / 2 + 1));
+    let (ours, bare) = (p50_micros(&mut ours), p50_micros(&mut bare));
+    report.push(Row {
+        figure: "`Host::call`, `sha256` of \"abc\" (Rust), one caller, p50".into(),
+        value: Value::Micros(ours),
+        baseline: Some(("bare wasmtime floor, p50".into(), Value::Micros(bare))),
+        target: "≤ 12 µs and ≤ 1.2× the floor".into(),
+        met: Some(ours <= 12.0 && ours <= 1.2 * bare),
+    });
+}
+
+/// Calls per second from `callers` tasks sharing `calls` calls.
+fn rate(rt: &Runtime, host: &Host, callers: usize, calls: usize) -> f64 {
+    let start = Instant::now();
+    rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..callers {
+            let host = host.clone();
+            set.spawn(async move {
+                let options = CallOptions::default();
+                for _ in 0..calls / callers {
+                    host.call(SHA256.0, SHA256.1, &options).await.expect("call");
+                }
+            });
+        }
+        while let Some(done) = set.join_next().await {
+            done.expect("caller");
+        }
+    });
+    (calls / callers * callers) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// In-process throughput at 1, 2 and 8 concurrent callers; each against one
+/// caller measured just before it.
+pub fn throughput(effort: Effort, report: &mut Report) {
+    let rt = runtime();
+    let (host, _dir) = host(&rt, &[sample("encode")]);
+    let calls = effort.pick(40_000, 8);
+    rate(&rt, &host, 2, calls / 4 + 2);
+    for callers in [2usize, 8] {
+        let one = rate(&rt, &host, 1, calls);
+        let many = rate(&rt, &host, callers, calls);
+        let target = (callers == 2).then_some(many >= 80_000.0 && many >= 1.7 * one);
+        report.push(Row {
+            figure: format!("in-process throughput, `sha256`, {callers} callers (2 workers)"),
+            value: Value::PerSecond(many),
+            baseline: Some(("1 caller".into(), Value::PerSecond(one))),
+            target: if callers == 2 {
+                "≥ 80 000/s and ≥ 1.7× one caller".into()
+            } else {
+                "—".into()
+            },
+            met: target,
+        });
+    }
+}
+
+/// One call per guest language, p50, against the trivial Rust tool's
+/// `Host::call` measured just before it.
+pub fn languages(effort: Effort, report: &mut Report) {
+    let rt = runtime();
+    let (rust, _rust_dir) = host(&rt, &[sample("encode")]);
+    let cases: [(&str, &str, (&str, &str), f64); 2] = [
+        (
+            "Python",
+            "tables",
+            ("table_render", r#"{"rows":[{"a":1,"b":2},{"a":3,"b":4}]}"#),
+            1_000.0,
+        ),
+        (
+            "JavaScript",
+            "versions",
+            ("semver_compare", r#"{"a":"1.2.3","b":"1.10.0"}"#),
+            500.0,
+        ),
+    ];
+    for (language, name, call, target_micros) in cases {
+        let (host, _dir) = host(&rt, &[sample(name)]);
+        let n = effort.pick(400, 2);
+        host_latencies(&rt, &host, call, n / 10 + 1);
+        let mut ours = host_latencies(&rt, &host, call, n);
+        let mut baseline = host_latencies(&rt, &rust, SHA256, n);
+        let ours = p50_micros(&mut ours);
+        report.push(Row {
+            figure: format!("{language} tool per call (`{}` from `{name}`), p50", call.0),
+            value: Value::Micros(ours),
+            baseline: Some((
+                "`Host::call` of the Rust `sha256`, p50".into(),
+                Value::Micros(p50_micros(&mut baseline)),
+            )),
+            target: format!("≤ {target_micros} µs"),
+            met: Some(ours <= target_micros),
+        });
+    }
+}

@@ -1,0 +1,64 @@
+//! The performance report (issue 28): every figure beside a baseline
+//! measured in the same run, written as the Markdown table that
+//! `scripts/bench.sh` puts into its section of BENCHMARKS.md.
+//!
+//! `cargo bench -p corral-cli --bench report` measures for real and writes
+//! the table to `$CORRAL_BENCH_REPORT` (default `target/bench-report.md`);
+//! `cargo test --bench report` (CI) runs every measurement once, with a
+//! handful of calls, to show it still works. Needs the bundled samples and
+//! the Python and JavaScript guests: run `scripts/build-guests.sh` first.
+
+#![allow(missing_docs)]
+
+mod calls;
+mod floor;
+mod mcp;
+mod startup;
+mod table;
+
+use std::path::PathBuf;
+
+use table::Report;
+
+/// How long to measure: `cargo bench` passes `--bench`, `cargo test` does not.
+#[derive(Clone, Copy)]
+pub struct Effort {
+    /// Measure for real (many calls) rather than once to smoke-test.
+    pub full: bool,
+}
+
+impl Effort {
+    /// `full` when measuring, else `smoke`.
+    pub fn pick(self, full: usize, smoke: usize) -> usize {
+        if self.full { full } else { smoke }
+    }
+}
+
+/// The workspace root (two levels above this crate).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn main() {
+    if mcp::echo_requested() {
+        mcp::echo_responder();
+        return;
+    }
+    let effort = Effort {
+        full: std::env::args().any(|a| a == "--bench"),
+    };
+    let mut report = Report::default();
+    calls::sequential(effort, &mut report);
+    calls::throughput(effort, &mut report);
+    calls::languages(effort, &mut report);
+    mcp::round_trip(effort, &mut report);
+    startup::warm_start(effort, &mut report);
+    let out = std::env::var_os("CORRAL_BENCH_REPORT")
+        .map_or_else(|| root().join("target/bench-report.md"), PathBuf::from);
+    let text = report.markdown();
+    print!("{text}");
+    if effort.full {
+        std::fs::write(&out, text).expect("write the report");
+        eprintln!("report written to {}", out.display());
+    }
+}
