@@ -13,6 +13,7 @@
 mod calls;
 mod floor;
 mod mcp;
+mod plans;
 mod startup;
 mod table;
 
@@ -53,6 +54,7 @@ fn main() {
     calls::languages(effort, &mut report);
     mcp::round_trip(effort, &mut report);
     startup::warm_start(effort, &mut report);
+    plans::cpu_plan(effort, &mut report);
     let out = std::env::var_os("CORRAL_BENCH_REPORT")
         .map_or_else(|| root().join("target/bench-report.md"), PathBuf::from);
     let text = report.markdown();
