@@ -3,6 +3,7 @@
 //! step, a pipeline step and an MCP `tools/call`, and a policy that raises a
 //! limit above the host's default keeps it inside a plan too (plans used to
 //! run their steps under the host's limits, dropping the policy's).
+//! And the pool: `--max-instances` sizes it.
 
 use std::path::Path;
 
@@ -206,4 +207,42 @@ fn a_policy_limit_holds_over_mcp() {
         };
         check("mcp", prefix, outcome);
     }
+}
+
+/// `--max-instances` sizes the pool: with one slot, two independent plan
+/// steps that each sleep 300 ms in the host cannot overlap (the plan takes
+/// at least 600 ms, where parallel waves take about 300); zero is refused.
+#[test]
+fn max_instances_sizes_the_pool() {
+    let dir = crate::support::plugin_dir(&[crate::support::HOSTILE]);
+    let plan = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(
+        plan.path(),
+        r#"{"steps": [
+            {"id": "a", "tool": "sleep", "arguments": {"ms": 300}},
+            {"id": "b", "tool": "sleep", "arguments": {"ms": 300}}
+        ]}"#,
+    )
+    .expect("write the plan");
+    let plan = plan.path().to_str().expect("utf-8 path");
+    let start = std::time::Instant::now();
+    let out = crate::cli::corral(
+        dir.path(),
+        &["--max-instances", "1", "plan", plan, "--json"],
+    );
+    let elapsed = start.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", crate::cli::stderr(&out));
+    assert_eq!(crate::cli::stdout_json(&out)["status"], "succeeded");
+    assert!(
+        elapsed >= std::time::Duration::from_millis(600),
+        "one slot runs the two steps one after the other: {elapsed:?}"
+    );
+
+    let zero = crate::cli::corral(dir.path(), &["--max-instances", "0", "list"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(
+        crate::cli::stderr(&zero).contains("--max-instances"),
+        "{}",
+        crate::cli::stderr(&zero)
+    );
 }

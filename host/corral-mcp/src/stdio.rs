@@ -21,7 +21,11 @@ pub enum ServeError {
 /// # Errors
 /// [`ServeError`] when the transport fails to start or ends with an error.
 pub async fn serve_stdio(server: McpServer) -> Result<(), ServeError> {
-    let running = rmcp::serve_server(server, rmcp::transport::io::stdio())
+    // When stdin and stdout are pipes (how MCP clients spawn servers), rmcp
+    // reopens them non-blocking on the IO reactor; otherwise (a terminal, a
+    // file) it uses tokio's blocking handles. The pipes save two hand-offs to
+    // the blocking thread pool per message (BENCHMARKS.md, the report).
+    let running = rmcp::serve_server(server, rmcp::transport::io::stdio_pipes())
         .await
         .map_err(|err| ServeError::Start(err.to_string()))?;
     running

@@ -12,6 +12,7 @@
 
 mod calls;
 mod floor;
+mod inflight;
 mod mcp;
 mod plans;
 mod startup;
@@ -45,6 +46,10 @@ fn main() {
         mcp::echo_responder();
         return;
     }
+    if let Some((slots, calls)) = inflight::child_request() {
+        inflight::child(slots, calls);
+        return;
+    }
     let effort = Effort {
         full: std::env::args().any(|a| a == "--bench"),
     };
@@ -55,6 +60,7 @@ fn main() {
     mcp::round_trip(effort, &mut report);
     startup::warm_start(effort, &mut report);
     plans::cpu_plan(effort, &mut report);
+    inflight::thousand_in_flight(effort, &mut report);
     let out = std::env::var_os("CORRAL_BENCH_REPORT")
         .map_or_else(|| root().join("target/bench-report.md"), PathBuf::from);
     let text = report.markdown();

@@ -24,12 +24,14 @@ pub enum Value {
     Millis(f64),
     /// Calls per second.
     PerSecond(f64),
+    /// Mebibytes.
+    Mebibytes(f64),
 }
 
 impl Value {
     fn number(self) -> f64 {
         match self {
-            Value::Micros(v) | Value::Millis(v) | Value::PerSecond(v) => v,
+            Value::Micros(v) | Value::Millis(v) | Value::PerSecond(v) | Value::Mebibytes(v) => v,
         }
     }
 
@@ -38,6 +40,7 @@ impl Value {
             Value::Micros(v) => format!("{v:.1} µs"),
             Value::Millis(v) => format!("{v:.2} ms"),
             Value::PerSecond(v) => format!("{v:.0}/s"),
+            Value::Mebibytes(v) => format!("{v:.0} MiB"),
         }
     }
 }

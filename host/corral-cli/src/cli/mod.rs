@@ -42,7 +42,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{ArgAction, Args, Parser, Subcommand};
-use corral::{ComponentCache, Host, HostBuilder, HostError, Limits};
+use corral::{ComponentCache, Host, HostBuilder, HostError, Limits, PoolConfig};
 
 /// Exit code when the tool failed.
 pub const EXIT_TOOL_FAILED: u8 = 1;
@@ -107,6 +107,17 @@ pub struct GlobalArgs {
     /// Do not serve tools whose names match this regular expression
     #[arg(long, global = true, value_name = "REGEX")]
     exclude_tools: Option<regex::Regex>,
+    /// Component instances alive at once, i.e. calls running at once; more
+    /// wait in line for a free one (the wait does not count against
+    /// --timeout-ms). Each reserves about 16 GiB of address space, not memory
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        default_value_t = PoolConfig::default().max_concurrent_instances,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_instances: u32,
     /// Plugin size cap, in MiB: a larger `*.wasm` file does not load, and a
     /// pull refuses a larger component before writing it
     #[arg(long, global = true, value_name = "MIB", default_value_t = corral::DEFAULT_MAX_PLUGIN_BYTES >> 20)]
@@ -239,6 +250,7 @@ impl GlobalArgs {
             .trust(self.trust()?)
             .limits(self.limits()?)
             .cache(self.cache())
+            .pool(PoolConfig::default().with_max_concurrent_instances(self.max_instances))
             .secrets(self.secret_store())
             .tool_search(self.tool_search)
             .groups(self.groups.iter().cloned());

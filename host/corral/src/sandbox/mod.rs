@@ -293,7 +293,10 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
                     if left.is_zero() {
                         break None;
                     }
+                    // `biased`: the call first. A call done in its first poll
+                    // (most are) never polls, so never registers, the timer.
                     tokio::select! {
+                        biased;
                         done = &mut work => break Some(done),
                         () = tokio::time::sleep(left) => {}
                     }
