@@ -4,8 +4,9 @@
 //! - `native`: the same work as a plain Rust function (parse the arguments,
 //!   hash, serialize the result);
 //! - `wasmtime_floor`: a fresh store and instance from the same `InstancePre`
-//!   on corral's engine, and one dynamic call, with no validation, limits or
-//!   bookkeeping: the least any sandboxed call can cost;
+//!   on corral's engine, and one typed call (the sandbox's call style), with
+//!   no validation, limits or bookkeeping: the least any sandboxed call can
+//!   cost;
 //! - `host_call`: `Host::call`, the full path (schema validation, pool slot,
 //!   fresh sandbox with fuel, epoch deadline, memory cap and captured stdio,
 //!   call, classification, teardown);
@@ -20,7 +21,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, Linker, ResourceTable, Val};
+use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Store, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -48,11 +49,21 @@ impl WasiView for FloorState {
     }
 }
 
-/// Instantiate + one dynamic call on a shared `InstancePre`, nothing else.
+/// `corral:tool/plugin@0.2.0`, bound as the host binds it
+/// (`src/bindings.rs`), so the floor calls the way the sandbox does.
+mod v2 {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "corral:tool/plugin@0.2.0",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
+/// Instantiate + one typed call on a shared `InstancePre`, nothing else.
 struct Floor {
     engine: wasmtime::Engine,
-    pre: wasmtime::component::InstancePre<FloorState>,
-    call_idx: wasmtime::component::ComponentExportIndex,
+    pre: v2::PluginPre<FloorState>,
 }
 
 impl Floor {
@@ -64,24 +75,14 @@ impl Floor {
             .define_unknown_imports_as_traps(&component)
             .expect("stub the corral:tool/host imports");
         let pre = linker.instantiate_pre(&component).expect("pre");
-        // The sample is built against the current contract; the older one is
-        // accepted so the floor still runs on a tree built before it.
-        let iface = ["corral:tool/tool@0.2.0", "corral:tool/tool@0.1.0"]
-            .iter()
-            .find_map(|name| component.get_export_index(None, name))
-            .expect("tool interface");
-        let call_idx = component
-            .get_export_index(Some(&iface), "call")
-            .expect("call export");
         Self {
             engine: engine.wasmtime().clone(),
-            pre,
-            call_idx,
+            pre: v2::PluginPre::new(pre).expect("a corral:tool/plugin@0.2.0 component"),
         }
     }
 
     /// Returns the `ok` payload of the call's result.
-    async fn call(&self) -> Val {
+    async fn call(&self) -> String {
         let state = FloorState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
@@ -91,25 +92,17 @@ impl Floor {
         store.limiter(|s| &mut s.limits);
         store.set_fuel(u64::MAX).expect("fuel");
         store.set_epoch_deadline(u64::MAX / 2);
-        let instance = self
+        let plugin = self
             .pre
             .instantiate_async(&mut store)
             .await
             .expect("instantiate");
-        let func = instance.get_func(&mut store, self.call_idx).expect("func");
-        let params = [
-            Val::String("sha256".into()),
-            Val::String(ARGS.into()),
-            Val::List(Vec::new()),
-        ];
-        let mut results = [Val::Bool(false)];
-        func.call_async(&mut store, &params, &mut results)
+        plugin
+            .corral_tool_tool()
+            .call_call(&mut store, "sha256", ARGS, &Vec::new())
             .await
-            .expect("call");
-        match results {
-            [Val::Result(Ok(Some(out)))] => *out,
-            other => panic!("the floor call failed: {other:?}"),
-        }
+            .expect("call")
+            .unwrap_or_else(|err| panic!("the floor call failed: {err:?}"))
     }
 }
 
@@ -137,7 +130,7 @@ fn bench(c: &mut Criterion) {
         let engine = corral::Engine::new(pool).expect("engine");
         let floor = Floor::new(&engine, &plugin);
         let result = rt.block_on(floor.call());
-        assert_eq!(result, Val::String(expected.clone()));
+        assert_eq!(result, expected);
         group.bench_function(
             format!("wasmtime_floor_keep_resident_{}k", keep >> 10),
             |b| b.to_async(&rt).iter(|| floor.call()),

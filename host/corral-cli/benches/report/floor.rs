@@ -1,16 +1,25 @@
 //! The bare-wasmtime floor a call's figure is measured against: a fresh
 //! store and instance from one `InstancePre` on corral's own engine (the
-//! default pool), the guest's `call` export invoked dynamically, the store
-//! dropped. No validation, limits, WASI grants or bookkeeping: the least any
-//! sandboxed call of that component can cost.
+//! default pool), the guest's `call` export invoked through the same typed
+//! bindings the sandbox uses (`bindgen!` of `wit/corral-tool.wit`), the
+//! store dropped. No validation, limits, WASI grants or bookkeeping: the
+//! least any sandboxed call of that component can cost.
 
 use std::path::Path;
 
-use wasmtime::component::{
-    Component, ComponentExportIndex, InstancePre, Linker, ResourceTable, Val,
-};
+use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// `corral:tool/plugin@0.2.0`, as the host binds it (`host/corral/src/bindings.rs`).
+mod v2 {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "corral:tool/plugin@0.2.0",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
 
 /// A store's data: WASI with nothing granted, and no limits.
 pub struct FloorState {
@@ -28,15 +37,15 @@ impl WasiView for FloorState {
     }
 }
 
-/// One component ready to instantiate, with its `call` export's index.
+/// One component ready to instantiate.
 pub struct Floor {
     engine: wasmtime::Engine,
-    pre: InstancePre<FloorState>,
-    call: ComponentExportIndex,
+    pre: v2::PluginPre<FloorState>,
 }
 
 impl Floor {
-    /// Compiles `file` on `engine`; corral's host imports become traps.
+    /// Compiles `file` (a `corral:tool/plugin@0.2.0` component) on `engine`;
+    /// corral's host imports become traps.
     pub fn new(engine: &corral::Engine, file: &Path) -> Self {
         let component = Component::from_file(engine.wasmtime(), file).expect("component");
         let mut linker: Linker<FloorState> = Linker::new(engine.wasmtime());
@@ -45,46 +54,27 @@ impl Floor {
             .define_unknown_imports_as_traps(&component)
             .expect("stub the corral:tool/host imports");
         let pre = linker.instantiate_pre(&component).expect("pre");
-        let interface = ["corral:tool/tool@0.2.0", "corral:tool/tool@0.1.0"]
-            .iter()
-            .find_map(|name| component.get_export_index(None, name))
-            .expect("a corral:tool/tool export");
-        let call = component
-            .get_export_index(Some(&interface), "call")
-            .expect("call export");
         Self {
             engine: engine.wasmtime().clone(),
-            pre,
-            call,
+            pre: v2::PluginPre::new(pre).expect("a corral:tool/plugin@0.2.0 component"),
         }
     }
 
-    /// A fresh store and instance, one dynamic call of `tool` with
+    /// A fresh store and instance, one typed call of `tool` with
     /// `arguments`, then dropped. Returns the call's `ok` text.
     pub async fn call(&self, tool: &str, arguments: &str) -> String {
         let mut store = self.store();
-        let instance = self
+        let plugin = self
             .pre
             .instantiate_async(&mut store)
             .await
             .expect("instantiate");
-        let func = instance.get_func(&mut store, self.call).expect("func");
-        let params = [
-            Val::String(tool.into()),
-            Val::String(arguments.into()),
-            Val::List(Vec::new()),
-        ];
-        let mut results = [Val::Bool(false)];
-        func.call_async(&mut store, &params, &mut results)
+        plugin
+            .corral_tool_tool()
+            .call_call(&mut store, tool, arguments, &Vec::new())
             .await
-            .expect("call");
-        match results {
-            [Val::Result(Ok(Some(out)))] => match *out {
-                Val::String(text) => text,
-                other => panic!("the floor call of {tool} returned {other:?}"),
-            },
-            other => panic!("the floor call of {tool} failed: {other:?}"),
-        }
+            .expect("call")
+            .unwrap_or_else(|err| panic!("the floor call of {tool} failed: {err:?}"))
     }
 
     fn store(&self) -> Store<FloorState> {
