@@ -361,9 +361,11 @@ pub enum LimitsError {
 /// `keep_resident_bytes` of each memory with `memset` and the rest with
 /// `madvise`.
 ///
-/// The default of 4 MiB covers the working set of the bundled Rust, Python and
-/// JavaScript samples; BENCHMARKS.md ("Concurrent callers and
-/// `keep_resident_bytes`") has the same-run comparison. The price is reserved
+/// The default is 4 MiB. Against 64 KiB (both with `PAGEMAP_SCAN`), the
+/// bundled JavaScript sample's calls took about 30 % less time and 8
+/// concurrent callers of a Rust tool made about 40 % more calls; 16 and 64 MiB
+/// were no faster for the Python and JavaScript samples (BENCHMARKS.md,
+/// "Concurrent callers and `keep_resident_bytes`"). The price is reserved
 /// virtual address space per slot, and resident memory of up to
 /// `keep_resident_bytes` per memory slot a call has used (the pages guests
 /// actually wrote, not the whole amount).
