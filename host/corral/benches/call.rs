@@ -19,11 +19,9 @@
 
 #![allow(missing_docs)]
 
+use corral_test_support::Floor;
 use criterion::{Criterion, criterion_group, criterion_main};
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Store, StoreLimitsBuilder};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 const ARGS: &str = r#"{"text":"abc"}"#;
 
@@ -32,78 +30,6 @@ fn native(arguments: &str) -> String {
     let text = value["text"].as_str().expect("text");
     let digest = hex::encode(Sha256::digest(text.as_bytes()));
     serde_json::json!({ "sha256": digest, "bytes": text.len() }).to_string()
-}
-
-struct FloorState {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    limits: wasmtime::StoreLimits,
-}
-
-impl WasiView for FloorState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-/// `corral:tool/plugin@0.2.0`, bound as the host binds it
-/// (`src/bindings.rs`), so the floor calls the way the sandbox does.
-mod v2 {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "corral:tool/plugin@0.2.0",
-        imports: { default: async },
-        exports: { default: async },
-    });
-}
-
-/// Instantiate + one typed call on a shared `InstancePre`, nothing else.
-struct Floor {
-    engine: wasmtime::Engine,
-    pre: v2::PluginPre<FloorState>,
-}
-
-impl Floor {
-    fn new(engine: &corral::Engine, plugin: &std::path::Path) -> Self {
-        let component = Component::from_file(engine.wasmtime(), plugin).expect("component");
-        let mut linker: Linker<FloorState> = Linker::new(engine.wasmtime());
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
-        linker
-            .define_unknown_imports_as_traps(&component)
-            .expect("stub the corral:tool/host imports");
-        let pre = linker.instantiate_pre(&component).expect("pre");
-        Self {
-            engine: engine.wasmtime().clone(),
-            pre: v2::PluginPre::new(pre).expect("a corral:tool/plugin@0.2.0 component"),
-        }
-    }
-
-    /// Returns the `ok` payload of the call's result.
-    async fn call(&self) -> String {
-        let state = FloorState {
-            wasi: WasiCtx::builder().build(),
-            table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new().build(),
-        };
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| &mut s.limits);
-        store.set_fuel(u64::MAX).expect("fuel");
-        store.set_epoch_deadline(u64::MAX / 2);
-        let plugin = self
-            .pre
-            .instantiate_async(&mut store)
-            .await
-            .expect("instantiate");
-        plugin
-            .corral_tool_tool()
-            .call_call(&mut store, "sha256", ARGS, &Vec::new())
-            .await
-            .expect("call")
-            .unwrap_or_else(|err| panic!("the floor call failed: {err:?}"))
-    }
 }
 
 fn bench(c: &mut Criterion) {
@@ -129,11 +55,11 @@ fn bench(c: &mut Criterion) {
         let pool = corral::PoolConfig::default().with_keep_resident_bytes(keep);
         let engine = corral::Engine::new(pool).expect("engine");
         let floor = Floor::new(&engine, &plugin);
-        let result = rt.block_on(floor.call());
+        let result = rt.block_on(floor.call("sha256", ARGS));
         assert_eq!(result, expected);
         group.bench_function(
             format!("wasmtime_floor_keep_resident_{}k", keep >> 10),
-            |b| b.to_async(&rt).iter(|| floor.call()),
+            |b| b.to_async(&rt).iter(|| floor.call("sha256", ARGS)),
         );
     }
 

@@ -1,12 +1,15 @@
 //! corral-test-support: what corral's tests and benches share. Where the built
 //! guests are (its build script builds the Rust ones), temporary plugin
 //! directories that hold exactly the guests a test needs, hosts over them,
-//! call helpers, and a tiny HTTP server.
+//! call helpers, a tiny HTTP server, and the bare-wasmtime call floor the
+//! benches compare with.
 
 mod echo;
+mod floor;
 mod registry;
 mod sigstore;
 pub use echo::EchoServer;
+pub use floor::Floor;
 pub use registry::{CuttingRelay, Registry};
 pub use sigstore::{DAY, Keyless, TestSigstore};
 

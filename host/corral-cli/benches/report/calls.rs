@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use corral::{CallOptions, ComponentCache, Host, PoolConfig};
+use corral_test_support::Floor;
 use tokio::runtime::Runtime;
 
-use crate::floor::Floor;
 use crate::table::{Report, Row, Value, p50_micros};
 use crate::{Effort, root};
 

@@ -11,7 +11,6 @@
 #![allow(missing_docs)]
 
 mod calls;
-mod floor;
 mod inflight;
 mod mcp;
 mod plans;

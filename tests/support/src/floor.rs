@@ -1,8 +1,8 @@
-//! The bare-wasmtime floor a call's figure is measured against: a fresh
-//! store and instance from one `InstancePre` on corral's own engine (the
-//! default pool), the guest's `call` export invoked through the same typed
-//! bindings the sandbox uses (`bindgen!` of `wit/corral-tool.wit`), the
-//! store dropped. No validation, limits, WASI grants or bookkeeping: the
+//! The bare-wasmtime floor the call benches measure against (`call` in
+//! `corral`, `report` in `corral-cli`): a fresh store and instance from one
+//! `InstancePre` on an engine of corral's (the caller's pool), the guest's
+//! `call` export invoked through the same typed bindings the sandbox uses
+//! (`bindgen!` of `wit/corral-tool.wit`), the store dropped. No validation, limits, WASI grants or bookkeeping: the
 //! least any sandboxed call of that component can cost.
 
 use std::path::Path;
@@ -12,6 +12,7 @@ use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// `corral:tool/plugin@0.2.0`, as the host binds it (`host/corral/src/bindings.rs`).
+#[allow(missing_docs)]
 mod v2 {
     wasmtime::component::bindgen!({
         path: "../../wit",
