@@ -66,13 +66,15 @@ if ! $only_rust; then
       -p "$src" -p guest-sdk/python -p "$libs" -o "$out" > "$BUILD/$name.log"
   }
 
-  # js_guest NAME SOURCE_DIR OUT: esbuild bundles index.js with its npm
-  # dependencies (the guest's package.json, installed from its lock file) and
-  # the SDK helper; componentize-js makes the component. `fetch-event` (an
-  # incoming-HTTP export) is disabled; outgoing `fetch()` stays, for the hosts
-  # a policy allows.
+  # js_guest NAME SOURCE_DIR OUT ENGINE: esbuild bundles index.js with its
+  # npm dependencies (the guest's package.json, installed from its lock file)
+  # and the SDK helper; then ENGINE makes the component:
+  # - quickjs: componentize-qjs --sync (no event loop: synchronous tools);
+  # - spidermonkey: componentize-js, for async tools and fetch(). `fetch-event`
+  #   (an incoming-HTTP export) is disabled; outgoing `fetch()` stays, for the
+  #   hosts a policy allows.
   js_guest() {
-    local name=$1 src=$2 out=$3
+    local name=$1 src=$2 out=$3 engine=$4
     if ! stale "$out" "$src" guest-sdk/js wit scripts/toolchains; then return; fi
     echo "==> building JavaScript guest $name"
     rm -rf "$BUILD/$name" && mkdir -p "$BUILD/$name"
@@ -84,8 +86,15 @@ if ! $only_rust; then
       --bundle --format=esm --platform=neutral --log-level=warning \
       --external:'corral:*' --external:'wasi:*' --alias:corral-tool="$ROOT/guest-sdk/js/corral-tool.js" \
       --outfile="$BUILD/$name/bundle.js"
-    "$TOOLS/js/node_modules/.bin/componentize-js" "$BUILD/$name/bundle.js" \
-      --wit wit/v0.1.0 -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log"
+    case $engine in
+      quickjs)
+        "$TOOLS/js/node_modules/.bin/componentize-qjs" --sync --wit wit/v0.1.0 -n plugin \
+          --js "$BUILD/$name/bundle.js" -o "$out" > "$BUILD/$name.log" ;;
+      spidermonkey)
+        "$TOOLS/js/node_modules/.bin/componentize-js" "$BUILD/$name/bundle.js" \
+          --wit wit/v0.1.0 -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log" ;;
+      *) echo "js_guest $name: unknown engine '$engine' (quickjs or spidermonkey)" >&2; exit 1 ;;
+    esac
   }
 
   # python_component NAME SOURCE_DIR WORLD OUT: a component of its own world
@@ -136,10 +145,11 @@ if ! $only_rust; then
 
   echo "==> building Python, JavaScript and C guests (samples and test fixtures)"
   python_guest tables sample-tools/tables "$OUT/tables.wasm"
-  js_guest versions sample-tools/versions "$OUT/versions.wasm"
+  js_guest versions sample-tools/versions "$OUT/versions.wasm" quickjs
   c_guest fuzzy "$OUT/fuzzy.wasm" sample-tools/fuzzy/fuzzy.c sample-tools/fuzzy/json.c
   python_guest py_probe tests/fixtures/py_probe "$OUT/py_probe.wasm"
-  js_guest js_probe tests/fixtures/js_probe "$OUT/js_probe.wasm"
+  js_guest js_probe tests/fixtures/js_probe "$OUT/js_probe.wasm" quickjs
+  js_guest js_web tests/fixtures/js_web "$OUT/js_web.wasm" spidermonkey
   c_guest c_probe "$OUT/c_probe.wasm" tests/fixtures/c_probe/probe.c sample-tools/fuzzy/json.c
   js_component any_js tests/fixtures/any_js/index.js tests/fixtures/any_types/wit types \
     "$OUT/any_js.wasm"

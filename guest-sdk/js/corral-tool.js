@@ -17,8 +17,16 @@
 //   export const tool = plugin(shout);
 //
 // Build: bundle the module into one file (esbuild, with `corral:*` and `wasi:*`
-// external), then `componentize-js --wit wit/v0.1.0 -n plugin -d fetch-event -o x.wasm`.
-// `fetch()` works for the hosts the plugin's policy allows.
+// external), then make the component with one of two engines:
+// - QuickJS, the default: `componentize-qjs --sync --wit wit/v0.1.0 -n plugin
+//   --js bundle.js -o x.wasm`. A 2 MB component whose interpreter state is
+//   snapshotted at build time; a call costs about a quarter of SpiderMonkey's
+//   (BENCHMARKS.md). Handlers must be synchronous, and there is no `fetch()`.
+// - SpiderMonkey: `componentize-js --wit wit/v0.1.0 -n plugin -d fetch-event
+//   -o x.wasm bundle.js`. For async handlers and `fetch()`, which works for the
+//   hosts the plugin's policy allows.
+// The same module builds with either; an async handler fails the QuickJS build
+// with a message saying so.
 //
 // What `plugin` does for you:
 // - `describe` lists every tool with its JSON Schema (built from `parameters`)
@@ -26,7 +34,8 @@
 // - `call` dispatches by name, parses the arguments, checks required and
 //   unknown fields (the host has validated them against the schema already;
 //   this guards the tool against a host that did not), fills in defaults,
-//   awaits the function and returns its result as JSON text.
+//   runs the function (awaiting it when it returns a promise) and returns its
+//   result as JSON text.
 // - `InvalidArguments` and `ExecutionFailed` thrown by the function become the
 //   contract's `tool-error` cases. Anything else thrown is a bug: it propagates
 //   and the guest traps, which the host reports as a crash of the tool and
@@ -40,6 +49,10 @@ import {
 import { nameProblem } from './names.js';
 
 const LATENCY = ['fast', 'medium', 'slow'];
+
+// QuickJS built with `componentize-qjs --sync` has no event loop (and no
+// `fetch()`): an export must return its value, not a promise.
+const SYNC_ONLY = typeof globalThis.fetch !== 'function';
 const RETURN_BEHAVIOR = { to_llm: 'to-llm', immediate: 'immediate' };
 
 /** Base class of the errors a tool reports through the contract. */
@@ -77,11 +90,12 @@ export class ExecutionFailed extends ToolError {}
  *
  * `handler(args, context)` gets the arguments object (defaults filled in) and
  * the call context as a plain object of the keys the host let through; it
- * returns (or resolves to) any JSON-serializable value.
+ * returns any JSON-serializable value (or, with SpiderMonkey, a promise of one).
  *
  * Throws a `TypeError` naming the tool for an invalid name, a missing
- * description or an unknown option, when the module is first evaluated (that
- * is, at build time).
+ * description, an unknown option, or an `async` handler in an engine without
+ * an event loop (QuickJS), when the module is first evaluated (that is, at
+ * build time).
  */
 export function defineTool(spec, handler) {
   const known = new Set(['name', 'description', 'parameters', 'category', 'keywords', 'version',
@@ -95,6 +109,9 @@ export function defineTool(spec, handler) {
     throw new TypeError(`tool '${spec.name}' needs a description: the model reads it to decide when to call the tool`);
   }
   if (typeof handler !== 'function') throw new TypeError(`tool '${spec.name}': the handler must be a function`);
+  if (SYNC_ONLY && handler.constructor.name === 'AsyncFunction') {
+    throw new TypeError(`tool '${spec.name}': its handler is async, which the QuickJS engine cannot run; make it synchronous, or build with the SpiderMonkey engine (componentize-js), which has an event loop and fetch()`);
+  }
   const latency = spec.latency ?? 'fast';
   if (!LATENCY.includes(latency)) throw new TypeError(`tool '${spec.name}': latency must be one of ${LATENCY.join(', ')}`);
   const returnBehavior = RETURN_BEHAVIOR[spec.returnBehavior ?? 'to_llm'];
@@ -148,21 +165,26 @@ export function plugin(...tools) {
     describe() {
       return tools.map((t) => t.spec);
     },
-    async call(name, argumentsJson, context) {
+    // Synchronous unless the handler returns a promise: QuickJS exports
+    // must return a value, SpiderMonkey's may return a promise.
+    call(name, argumentsJson, context) {
       const t = byName.get(name);
       if (!t) {
         throw witError(new InvalidArguments(`unknown tool '${name}'; this plugin has: ${[...byName.keys()].join(', ')}`));
       }
+      let result;
       try {
-        const args = decodeArguments(t, argumentsJson);
-        const result = await t.handler(args, Object.fromEntries(context));
-        // A tool that returns nothing succeeds with the empty string
-        // (AgentEnsemble's result contract), not "null".
-        return result === undefined ? '' : JSON.stringify(result);
+        result = t.handler(decodeArguments(t, argumentsJson), Object.fromEntries(context));
       } catch (e) {
-        if (e instanceof ToolError) throw witError(e);
-        throw e;
+        throw toWit(e);
       }
+      if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+        if (SYNC_ONLY) {
+          throw toWit(new TypeError(`tool '${name}' returned a promise, which the QuickJS engine cannot await; return the value, or build with the SpiderMonkey engine (componentize-js)`));
+        }
+        return result.then(encodeResult, (e) => { throw toWit(e); });
+      }
+      return encodeResult(result);
     },
   };
 }
@@ -187,14 +209,33 @@ function decodeArguments(t, argumentsJson) {
     }
   }
   for (const [field, fieldSchema] of Object.entries(properties)) {
-    if (!(field in args) && 'default' in fieldSchema) args[field] = structuredClone(fieldSchema.default);
+    // A copy, so a handler that changes it cannot change the next default
+    // (JSON: QuickJS has no structuredClone; defaults are JSON anyway).
+    if (!(field in args) && 'default' in fieldSchema) args[field] = JSON.parse(JSON.stringify(fieldSchema.default));
   }
   return args;
 }
 
+// A tool that returns nothing succeeds with the empty string
+// (AgentEnsemble's result contract), not "null".
+function encodeResult(result) {
+  return result === undefined ? '' : JSON.stringify(result);
+}
+
+// The contract's `tool-error` for the SDK's errors; anything else is a bug
+// and propagates, so the guest traps. QuickJS reports only an exception's
+// message, so its name goes into the message.
+function toWit(e) {
+  if (e instanceof ToolError) return witError(e);
+  if (SYNC_ONLY && e instanceof Error && !e.message.startsWith(`${e.name}: `)) {
+    e.message = `${e.name}: ${e.message}`;
+  }
+  return e;
+}
+
 function witError(e) {
   const tag = e instanceof InvalidArguments ? 'invalid-arguments' : 'execution-failed';
-  return { tag, val: { message: e.message, code: e.code } };
+  return { tag, val: { message: e.message, code: e.code ?? null } };
 }
 
 /** Writes to the host's log, tagged with the plugin and tool. */

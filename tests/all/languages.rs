@@ -1,5 +1,6 @@
-//! Guests written in Python (componentize-py), JavaScript (componentize-js)
-//! and C (wit-bindgen + zig + jco), loaded by the same host as the Rust ones:
+//! Guests written in Python (componentize-py), JavaScript (componentize-qjs,
+//! and componentize-js for `fetch()` and async tools) and C (wit-bindgen +
+//! zig + jco), loaded by the same host as the Rust ones:
 //! described, called with valid and invalid arguments, crashing without
 //! taking the host down, and confined by the same sandbox and policies.
 
@@ -10,8 +11,8 @@ use corral::{CallContext, CallError, CallOptions, Host};
 use serde_json::json;
 
 use crate::support::{
-    C_PROBE, FUZZY, JS_PROBE, PY_PROBE, TABLES, TestServer, VERSIONS, assert_described_for_a_model,
-    call, failure, host, plugin_dir, plugin_dir_with_policies,
+    C_PROBE, FUZZY, JS_PROBE, JS_WEB, PY_PROBE, TABLES, TestServer, VERSIONS,
+    assert_described_for_a_model, call, failure, host, plugin_dir, plugin_dir_with_policies,
 };
 
 async fn loaded(dir: &Path) -> Host {
@@ -230,7 +231,7 @@ async fn c_sample_computes_edit_distances() {
 
 #[tokio::test]
 async fn a_crash_in_each_language_is_reported_and_the_host_keeps_serving() {
-    let dir = plugin_dir(&[PY_PROBE, JS_PROBE, C_PROBE]);
+    let dir = plugin_dir(&[PY_PROBE, JS_PROBE, JS_WEB, C_PROBE]);
     let host = loaded(dir.path()).await;
     let cases = [
         (
@@ -242,6 +243,11 @@ async fn a_crash_in_each_language_is_reported_and_the_host_keeps_serving() {
             "js_throw",
             json!({"message": "kaboom"}),
             "threw Error: kaboom",
+        ),
+        (
+            "js_reject",
+            json!({"message": "kaboom later"}),
+            "threw Error: kaboom later",
         ),
         ("c_abort", json!({"path": "-"}), "wasm trap"),
     ];
@@ -351,7 +357,7 @@ async fn javascript_fetch_reaches_only_the_host_its_policy_allows() {
     let other = TestServer::start("must never be reached");
     let url = |port: u16| format!("http://127.0.0.1:{port}/x");
 
-    let dir = plugin_dir(&[JS_PROBE]);
+    let dir = plugin_dir(&[JS_WEB]);
     let host_without = loaded(dir.path()).await;
     let err = failure(call(&host_without, "js_fetch", json!({"url": url(allowed.port)})).await);
     assert!(matches!(err, CallError::ToolFailed { .. }), "{err}");
@@ -362,7 +368,7 @@ async fn javascript_fetch_reaches_only_the_host_its_policy_allows() {
         "version = 1\n[http]\nallow = [\"http://127.0.0.1:{}\"]\n",
         allowed.port
     );
-    let dir = plugin_dir_with_policies(&[(JS_PROBE, Some(&policy))]);
+    let dir = plugin_dir_with_policies(&[(JS_WEB, Some(&policy))]);
     let host = loaded(dir.path()).await;
     let out = call(&host, "js_fetch", json!({"url": url(allowed.port)}))
         .await

@@ -2,6 +2,7 @@
 //! its one command and passes its own test, which calls the tool in the
 //! sandbox with this build's `corral`.
 
+use std::path::Path;
 use std::process::Command;
 
 use crate::support;
@@ -9,6 +10,12 @@ use crate::support;
 /// Runs `corral new LANGUAGE NAME` in a temporary directory, then the
 /// project's `test.sh`; answers the test's output.
 fn scaffold_and_test(language: &str) -> String {
+    scaffold_and_test_then(language, |_| {})
+}
+
+/// As `scaffold_and_test`, then `more` with the project's directory (still
+/// there while it runs).
+fn scaffold_and_test_then(language: &str, more: impl FnOnce(&Path)) -> String {
     let dir = tempfile::tempdir().expect("dir");
     let name = format!("hello_{language}");
     let corral = env!("CARGO_BIN_EXE_corral");
@@ -41,8 +48,19 @@ fn scaffold_and_test(language: &str) -> String {
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
 
+    let (ok, text) = run_test(&project, &[]);
+    assert!(ok, "{language}: {text}");
+    assert!(project.join(format!("{name}.wasm")).is_file());
+    more(&project);
+    text
+}
+
+/// Runs the project's `test.sh` with this build's `corral` and extra
+/// environment variables; answers whether it passed, and its output.
+fn run_test(project: &Path, vars: &[(&str, &str)]) -> (bool, String) {
     let test = Command::new(project.join("test.sh"))
-        .env("CORRAL", corral)
+        .envs(vars.iter().copied())
+        .env("CORRAL", env!("CARGO_BIN_EXE_corral"))
         .env("CORRAL_CACHE_DIR", support::cache_dir())
         // A Rust project reuses the compiled dependencies of the fixtures
         // (its Cargo.lock pins the same versions).
@@ -57,9 +75,7 @@ fn scaffold_and_test(language: &str) -> String {
         String::from_utf8_lossy(&test.stdout),
         String::from_utf8_lossy(&test.stderr)
     );
-    assert!(test.status.success(), "{language}: {text}");
-    assert!(project.join(format!("{name}.wasm")).is_file());
-    text
+    (test.status.success(), text)
 }
 
 #[test]
@@ -75,8 +91,30 @@ fn a_new_python_tool_builds_and_passes_its_test() {
 }
 
 #[test]
-fn a_new_javascript_tool_builds_and_passes_its_test() {
-    let out = scaffold_and_test("js");
+fn a_new_javascript_tool_builds_and_passes_its_test_with_either_engine() {
+    let out = scaffold_and_test_then("js", |project| {
+        // An async handler: QuickJS (the default) has no event loop, so the
+        // build says so; SpiderMonkey builds and runs it.
+        let index = project.join("index.js");
+        let code = std::fs::read_to_string(&index).expect("index.js");
+        let sync = "}, ({ text }) => {";
+        assert!(code.contains(sync), "{code}");
+        std::fs::write(&index, code.replace(sync, "}, async ({ text }) => {")).expect("write");
+        let (ok, text) = run_test(project, &[]);
+        assert!(!ok, "{text}");
+        assert!(
+            text.contains("tool 'hello_js': its handler is async") && text.contains("SpiderMonkey"),
+            "{text}"
+        );
+        let (ok, text) = run_test(project, &[("CORRAL_JS_ENGINE", "spidermonkey")]);
+        assert!(ok, "{text}");
+        assert!(
+            text.contains("built hello_js.wasm (spidermonkey)"),
+            "{text}"
+        );
+        assert!(text.contains("ok: hello_js reversed the text"), "{text}");
+    });
+    assert!(out.contains("built hello_js.wasm (quickjs)"), "{out}");
     assert!(out.contains("ok: hello_js reversed the text"), "{out}");
 }
 

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use crate::cli::{corral, stdout_json};
 use crate::support::{
-    ANY_ASYNC, ANY_TYPES, HOSTILE, UNKNOWN_IMPORT, guest, guest_sha256, plugin_dir, repository_root,
+    ANY_ASYNC, ANY_TYPES, HOSTILE, UNKNOWN_IMPORT, VERSIONS, guest, guest_sha256, plugin_dir,
+    repository_root,
 };
 
 /// `corral inspect FILE [--json]` (the plugin directory is not used).
@@ -118,6 +119,26 @@ fn inspect_names_a_plugin_of_corrals_world_a_missing_import_and_a_bad_file() {
         missing.iter().all(|i| i["access"]
             .as_str()
             .is_some_and(|a| a.contains("cannot load"))),
+        "{json}"
+    );
+
+    // componentize-qjs imports the contract's types interface, which has no
+    // function: linked with nothing, not missing.
+    let json = stdout_json(&inspect(&guest(VERSIONS), true));
+    let types = json["imports"]
+        .as_array()
+        .expect("imports")
+        .iter()
+        .find(|i| i["name"] == "corral:tool/types@0.1.0")
+        .unwrap_or_else(|| panic!("no types import: {json}"));
+    assert_eq!(types["provided"], true, "{json}");
+    assert_eq!(types["access"], "types only: nothing to call", "{json}");
+    assert!(
+        json["imports"]
+            .as_array()
+            .expect("imports")
+            .iter()
+            .all(|i| i["provided"] == true),
         "{json}"
     );
 

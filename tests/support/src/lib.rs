@@ -114,14 +114,18 @@ pub const SAMPLES: &[&str] = &[TEXT, MATH, JSON, ENCODE, NOTES, FETCH];
 // command runs first) into `lang/` of the guests directory.
 /// Sample plugin `tables`, in Python.
 pub const TABLES: &str = "lang/tables.wasm";
-/// Sample plugin `versions`, in JavaScript.
+/// Sample plugin `versions`, in JavaScript (the QuickJS engine).
 pub const VERSIONS: &str = "lang/versions.wasm";
 /// Sample plugin `fuzzy`, in C.
 pub const FUZZY: &str = "lang/fuzzy.wasm";
 /// Fixture in Python: echo, an uncaught exception, a file read, a socket.
 pub const PY_PROBE: &str = "lang/py_probe.wasm";
-/// Fixture in JavaScript: echo, an uncaught exception, `fetch()`.
+/// Fixture in JavaScript (the QuickJS engine): echo, an uncaught exception,
+/// nothing returned.
 pub const JS_PROBE: &str = "lang/js_probe.wasm";
+/// Fixture in JavaScript (the SpiderMonkey engine): `fetch()`, and a rejected
+/// promise.
+pub const JS_WEB: &str = "lang/js_web.wasm";
 /// Fixture in C: `abort()` and a file read.
 pub const C_PROBE: &str = "lang/c_probe.wasm";
 

@@ -289,7 +289,9 @@ fn toolchain_notes(root: &Path, language: Language) -> anyhow::Result<String> {
             pins("requirements.txt")?
         )),
         Language::Js => notes.push_str(&format!(
-            "componentize-js and esbuild (from npm):\n\n```json\n{}```\n",
+            "esbuild, and componentize-qjs (QuickJS, the default engine) or componentize-js \
+             (SpiderMonkey, for async handlers and `fetch()`; `CORRAL_JS_ENGINE=spidermonkey \
+             ./build.sh`), from npm:\n\n```json\n{}```\n",
             pins("package.json")?
         )),
         Language::C => notes.push_str(&format!(

@@ -143,17 +143,37 @@ fn access(name: &str) -> Option<&'static str> {
 /// [`Import::access`] of an import corral does not provide.
 const MISSING: &str = "not provided by corral: the component cannot load";
 
-/// Whether corral provides the import `name`.
-fn provided(name: &str) -> bool {
-    access(name).is_some()
+/// [`Import::access`] of an interface of types alone (no function and no
+/// resource, like `corral:tool/types`, which componentize-qjs imports):
+/// linking it needs nothing.
+const TYPES_ONLY: &str = "types only: nothing to call";
+
+/// Whether the import `item` is an instance that exports types alone.
+fn types_only(engine: &wasmtime::Engine, item: &ComponentItem) -> bool {
+    match item {
+        ComponentItem::ComponentInstance(instance) => instance
+            .exports(engine)
+            .all(|(_, export)| matches!(export.ty, ComponentItem::Type(_))),
+        _ => false,
+    }
 }
 
-/// The [`Import`] record of the import `name`.
-pub(crate) fn import(name: &str) -> Import {
+/// What corral does with the import `name` of type `item`, if it links it.
+fn link_access(
+    engine: &wasmtime::Engine,
+    name: &str,
+    item: &ComponentItem,
+) -> Option<&'static str> {
+    access(name).or_else(|| types_only(engine, item).then_some(TYPES_ONLY))
+}
+
+/// The [`Import`] record of the import `name` of type `item`.
+pub(crate) fn import(engine: &wasmtime::Engine, name: &str, item: &ComponentItem) -> Import {
+    let access = link_access(engine, name, item);
     Import {
         name: name.to_string(),
-        provided: provided(name),
-        access: access(name).unwrap_or(MISSING),
+        provided: access.is_some(),
+        access: access.unwrap_or(MISSING),
     }
 }
 
@@ -167,9 +187,8 @@ pub(crate) fn missing_imports(engine: &wasmtime::Engine, component: &Component) 
     component
         .component_type()
         .imports(engine)
-        .map(|(name, _)| name)
-        .filter(|name| !provided(name))
-        .map(str::to_string)
+        .filter(|(name, item)| link_access(engine, name, &item.ty).is_none())
+        .map(|(name, _)| name.to_string())
         .collect()
 }
 
@@ -210,7 +229,10 @@ impl Foreign {
             }
         }
         let ty = component.component_type();
-        let imports = ty.imports(engine).map(|(name, _)| import(name)).collect();
+        let imports = ty
+            .imports(engine)
+            .map(|(name, item)| import(engine, name, &item.ty))
+            .collect();
         let schemas = schema::Schemas::new(types::TypeFacts::new(&resolve, &docs), &docs);
         let mut found = Self {
             world: resolve.worlds[world].name.clone(),

@@ -77,7 +77,7 @@ pub(crate) fn inspect(
         let imports = component
             .component_type()
             .imports(engine.wasmtime())
-            .map(|(name, _)| super::import(name))
+            .map(|(name, item)| super::import(engine.wasmtime(), name, &item.ty))
             .collect();
         return Ok(Inspection {
             sha256,

@@ -96,11 +96,13 @@ pub(crate) fn classify(err: &wasmtime::Error, memory_refused: bool, stderr: &str
 /// language's runtime, newest first: a Python exception (componentize-py
 /// prints the traceback, then its own runtime panics), a JavaScript value
 /// thrown out of an export (componentize-js reports it while lifting the
-/// result), or a Rust panic. `None` when stderr holds none of them (a C
+/// result; componentize-qjs's runtime panics with the exception's `Debug`
+/// form), or a Rust panic. `None` when stderr holds none of them (a C
 /// `abort()` says nothing).
 fn crash_reason(stderr: &str) -> Option<String> {
     python_exception(stderr)
         .or_else(|| javascript_exception(stderr))
+        .or_else(|| quickjs_exception(stderr))
         .or_else(|| panic_message(stderr))
         .map(truncate)
 }
@@ -122,6 +124,29 @@ fn javascript_exception(stderr: &str) -> Option<String> {
     let start = stderr.rfind(MARK)? + MARK.len();
     let end = stderr[start..].find("`)")?;
     Some(format!("threw {}", &stderr[start..start + end]))
+}
+
+/// The message of the exception a QuickJS export threw, from the panic of
+/// componentize-qjs's runtime: `Exception { message: Some("Error: kaboom"),
+/// stack: ... }` (the JavaScript SDK puts the error's name into the message).
+/// The message is a Rust `Debug` string: it ends at the first unescaped `"`.
+fn quickjs_exception(stderr: &str) -> Option<String> {
+    const MARK: &str = "Exception { message: Some(\"";
+    let start = stderr.rfind(MARK)? + MARK.len();
+    let mut message = String::new();
+    let mut chars = stderr[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(format!("threw {message}")),
+            '\\' => match chars.next()? {
+                'n' => message.push('\n'),
+                't' => message.push('\t'),
+                other => message.push(other),
+            },
+            c => message.push(c),
+        }
+    }
+    None
 }
 
 /// Finds a Rust panic line ("panicked at src/lib.rs:3:5:\nmessage") in stderr.
@@ -163,5 +188,19 @@ mod tests {
     fn finds_a_thrown_javascript_value() {
         let stderr = "invalid variant tag value `undefined` (received `Error: kaboom`) specified for `ToolError`\nStack:\n  export_tool_0_1_0$call@initializer.js:419:17\n";
         assert_eq!(crash_reason(stderr).as_deref(), Some("threw Error: kaboom"));
+    }
+
+    #[test]
+    fn finds_a_quickjs_exception_before_its_runtime_panic() {
+        let stderr = "thread '<unnamed>' panicked at crates/runtime/src/interpreter.rs:51:31:\nFailed to call 'call': Value(Exception(\nException { message: Some(\"TypeError: say \\\"no\\\"\"), stack: Some(\"    at call (/t.js:4:5)\\n\") })\n)\n";
+        assert_eq!(
+            crash_reason(stderr).as_deref(),
+            Some("threw TypeError: say \"no\"")
+        );
+        // Cut off before its closing quote: not a message.
+        assert_eq!(
+            quickjs_exception("Exception { message: Some(\"Error: cut"),
+            None
+        );
     }
 }
