@@ -2,8 +2,10 @@
 //! `corral`, `report` in `corral-cli`): a fresh store and instance from one
 //! `InstancePre` on an engine of corral's (the caller's pool), the guest's
 //! `call` export invoked through the same typed bindings the sandbox uses
-//! (`bindgen!` of `wit/corral-tool.wit`), the store dropped. No validation, limits, WASI grants or bookkeeping: the
-//! least any sandboxed call of that component can cost.
+//! (`bindgen!` of `wit/corral-tool.wit` or `wit/v0.1.0`), the store
+//! dropped. corral's host imports do nothing (a log line is dropped, an
+//! approval continues). No validation, limits, WASI grants or bookkeeping:
+//! the least any sandboxed call of that component can cost.
 
 use std::path::Path;
 
@@ -11,7 +13,18 @@ use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-/// `corral:tool/plugin@0.2.0`, as the host binds it (`host/corral/src/bindings.rs`).
+/// `corral:tool/plugin@0.1.0`, as the host binds it (`host/corral/src/bindings.rs`).
+#[allow(missing_docs)]
+mod v1 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.1.0",
+        world: "corral:tool/plugin@0.1.0",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
+/// `corral:tool/plugin@0.2.0`, as the host binds it.
 #[allow(missing_docs)]
 mod v2 {
     wasmtime::component::bindgen!({
@@ -20,6 +33,35 @@ mod v2 {
         imports: { default: async },
         exports: { default: async },
     });
+}
+
+/// corral's host imports, doing nothing, for each contract version.
+macro_rules! idle_host {
+    ($version:ident) => {
+        impl $version::corral::tool::host::Host for FloorState {
+            async fn log(&mut self, _: $version::corral::tool::types::LogLevel, _: String) {}
+
+            async fn progress(&mut self, _: String) {}
+
+            async fn request_approval(
+                &mut self,
+                _: String,
+            ) -> $version::corral::tool::types::ApprovalDecision {
+                $version::corral::tool::types::ApprovalDecision::Continue
+            }
+        }
+
+        impl $version::corral::tool::types::Host for FloorState {}
+    };
+}
+
+idle_host!(v1);
+idle_host!(v2);
+
+/// The component's contract version, ready to instantiate.
+enum Pre {
+    V1(v1::PluginPre<FloorState>),
+    V2(v2::PluginPre<FloorState>),
 }
 
 /// A store's data: WASI with nothing granted, and no limits.
@@ -41,23 +83,38 @@ impl WasiView for FloorState {
 /// One component ready to instantiate.
 pub struct Floor {
     engine: wasmtime::Engine,
-    pre: v2::PluginPre<FloorState>,
+    pre: Pre,
 }
 
 impl Floor {
-    /// Compiles `file` (a `corral:tool/plugin@0.2.0` component) on `engine`;
-    /// corral's host imports become traps.
+    /// Compiles `file` (a `corral:tool/plugin` component of 0.2.0 or 0.1.0)
+    /// on `engine`.
     pub fn new(engine: &corral::Engine, file: &Path) -> Self {
         let component = Component::from_file(engine.wasmtime(), file).expect("component");
-        let mut linker: Linker<FloorState> = Linker::new(engine.wasmtime());
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
-        linker
-            .define_unknown_imports_as_traps(&component)
-            .expect("stub the corral:tool/host imports");
-        let pre = linker.instantiate_pre(&component).expect("pre");
+        let pre = |add: fn(&mut Linker<FloorState>)| {
+            let mut linker: Linker<FloorState> = Linker::new(engine.wasmtime());
+            wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
+            add(&mut linker);
+            linker.instantiate_pre(&component)
+        };
+        let v2 = pre(|linker| {
+            v2::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)
+                .expect("corral:tool/host@0.2.0");
+        });
+        let pre = match v2.map(v2::PluginPre::new) {
+            Ok(Ok(pre)) => Pre::V2(pre),
+            _ => {
+                let pre = pre(|linker| {
+                    v1::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)
+                        .expect("corral:tool/host@0.1.0");
+                })
+                .expect("a corral:tool/plugin component of 0.2.0 or 0.1.0");
+                Pre::V1(v1::PluginPre::new(pre).expect("a corral:tool/plugin@0.1.0 component"))
+            }
+        };
         Self {
             engine: engine.wasmtime().clone(),
-            pre: v2::PluginPre::new(pre).expect("a corral:tool/plugin@0.2.0 component"),
+            pre,
         }
     }
 
@@ -65,17 +122,35 @@ impl Floor {
     /// `arguments`, then dropped. Returns the call's `ok` text.
     pub async fn call(&self, tool: &str, arguments: &str) -> String {
         let mut store = self.store();
-        let plugin = self
-            .pre
-            .instantiate_async(&mut store)
-            .await
-            .expect("instantiate");
-        plugin
-            .corral_tool_tool()
-            .call_call(&mut store, tool, arguments, &Vec::new())
-            .await
-            .expect("call")
-            .unwrap_or_else(|err| panic!("the floor call of {tool} failed: {err:?}"))
+        let failed = |err: &dyn std::fmt::Debug| -> String {
+            panic!("the floor call of {tool} failed: {err:?}")
+        };
+        match &self.pre {
+            Pre::V1(pre) => {
+                let plugin = pre
+                    .instantiate_async(&mut store)
+                    .await
+                    .expect("instantiate");
+                plugin
+                    .corral_tool_tool()
+                    .call_call(&mut store, tool, arguments, &Vec::new())
+                    .await
+                    .expect("call")
+                    .unwrap_or_else(|err| failed(&err))
+            }
+            Pre::V2(pre) => {
+                let plugin = pre
+                    .instantiate_async(&mut store)
+                    .await
+                    .expect("instantiate");
+                plugin
+                    .corral_tool_tool()
+                    .call_call(&mut store, tool, arguments, &Vec::new())
+                    .await
+                    .expect("call")
+                    .unwrap_or_else(|err| failed(&err))
+            }
+        }
     }
 
     fn store(&self) -> Store<FloorState> {

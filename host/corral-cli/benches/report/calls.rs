@@ -167,11 +167,12 @@ pub fn throughput(effort: Effort, report: &mut Report) {
     }
 }
 
-/// One call per guest language, p50, against the trivial Rust tool's
-/// `Host::call` measured just before it.
+/// One call per guest language, p50, against the bare-wasmtime floor of the
+/// same component and call (the interpreter's start-up and the tool's work,
+/// with nothing of corral's around them), interleaved.
 pub fn languages(effort: Effort, report: &mut Report) {
     let rt = runtime();
-    let (rust, _rust_dir) = host(&rt, &[sample("encode")]);
+    let engine = corral::Engine::new(PoolConfig::default()).expect("engine");
     let cases: [(&str, &str, (&str, &str), f64); 2] = [
         (
             "Python",
@@ -188,17 +189,21 @@ pub fn languages(effort: Effort, report: &mut Report) {
     ];
     for (language, name, call, target_micros) in cases {
         let (host, _dir) = host(&rt, &[sample(name)]);
+        let floor = Floor::new(&engine, &sample(name));
         let n = effort.pick(400, 2);
         host_latencies(&rt, &host, call, n / 10 + 1);
-        let mut ours = host_latencies(&rt, &host, call, n);
-        let mut baseline = host_latencies(&rt, &rust, SHA256, n);
+        floor_latencies(&rt, &floor, call, n / 10 + 1);
+        let mut ours = host_latencies(&rt, &host, call, n / 2 + 1);
+        let mut bare = floor_latencies(&rt, &floor, call, n / 2 + 1);
+        ours.extend(host_latencies(&rt, &host, call, n / 2 + 1));
+        bare.extend(floor_latencies(&rt, &floor, call, n / 2 + 1));
         let ours = p50_micros(&mut ours);
         report.push(Row {
             figure: format!("{language} tool per call (`{}` from `{name}`), p50", call.0),
             value: Value::Micros(ours),
             baseline: Some((
-                "`Host::call` of the Rust `sha256`, p50".into(),
-                Value::Micros(p50_micros(&mut baseline)),
+                "bare wasmtime floor of the same component and call, p50".into(),
+                Value::Micros(p50_micros(&mut bare)),
             )),
             target: format!("≤ {target_micros} µs"),
             met: Some(ours <= target_micros),

@@ -7,6 +7,8 @@
 //! `cargo test --bench report` (CI) runs every measurement once, with a
 //! handful of calls, to show it still works. Needs the bundled samples and
 //! the Python and JavaScript guests: run `scripts/build-guests.sh` first.
+//! `CORRAL_BENCH_ONLY` (comma-separated: sequential, throughput, languages,
+//! mcp, startup, plans, inflight) measures some sections alone.
 
 #![allow(missing_docs)]
 
@@ -40,6 +42,9 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// One section of the report: measures and adds its rows.
+type Section = fn(Effort, &mut Report);
+
 fn main() {
     if mcp::echo_requested() {
         mcp::echo_responder();
@@ -53,13 +58,25 @@ fn main() {
         full: std::env::args().any(|a| a == "--bench"),
     };
     let mut report = Report::default();
-    calls::sequential(effort, &mut report);
-    calls::throughput(effort, &mut report);
-    calls::languages(effort, &mut report);
-    mcp::round_trip(effort, &mut report);
-    startup::warm_start(effort, &mut report);
-    plans::cpu_plan(effort, &mut report);
-    inflight::thousand_in_flight(effort, &mut report);
+    // `CORRAL_BENCH_ONLY=languages,mcp` measures those sections alone.
+    let only = std::env::var("CORRAL_BENCH_ONLY").ok();
+    let sections: [(&str, Section); 7] = [
+        ("sequential", calls::sequential),
+        ("throughput", calls::throughput),
+        ("languages", calls::languages),
+        ("mcp", mcp::round_trip),
+        ("startup", startup::warm_start),
+        ("plans", plans::cpu_plan),
+        ("inflight", inflight::thousand_in_flight),
+    ];
+    for (name, measure) in sections {
+        if only
+            .as_deref()
+            .is_none_or(|only| only.split(',').any(|o| o == name))
+        {
+            measure(effort, &mut report);
+        }
+    }
     let out = std::env::var_os("CORRAL_BENCH_REPORT")
         .map_or_else(|| root().join("target/bench-report.md"), PathBuf::from);
     let text = report.markdown();

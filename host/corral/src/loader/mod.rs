@@ -2,7 +2,8 @@
 //! within the size cap ([`crate::files`]) with its policy
 //! ([`crate::policy`]), checks its integrity pin and its `corral.lock` entry
 //! ([`crate::lock`]), compiles them in
-//! parallel (through the [`ComponentCache`]), links them against the sandbox's
+//! parallel, largest first, one worker per core (`parallel.rs`; through the
+//! [`ComponentCache`]), links them against the sandbox's
 //! imports into an `InstancePre`, and runs each plugin's `describe` once inside
 //! the sandbox: concurrently (so N slow plugins cost about one `describe`
 //! deadline), each holding a slot of the same instance pool as calls (so a
@@ -34,6 +35,7 @@ use crate::spec::RawSpec;
 
 mod checks;
 mod describe;
+mod parallel;
 use describe::describe;
 
 /// A loaded plugin: one component file, compiled and linked, ready to
@@ -366,7 +368,6 @@ pub(crate) async fn load_files(
     files: Vec<PathBuf>,
     previous: &std::collections::BTreeMap<PathBuf, Described>,
 ) -> Loaded {
-    let mut tasks = tokio::task::JoinSet::new();
     // Read once per load; a plugin whose credentials need a secret the
     // store lacks fails with the secret's name.
     let secrets = match ctx.secrets.map(crate::secrets::SecretStore::load) {
@@ -389,33 +390,32 @@ pub(crate) async fn load_files(
         defer_uncached: ctx.defer_uncached,
         trust: ctx.trust.clone(),
     });
-    for (index, path) in files.into_iter().enumerate() {
-        let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());
-        let limits = ctx.limits;
-        let previous = previous.get(&path).cloned();
-        let inputs = inputs.clone();
-        tasks.spawn_blocking(move || {
-            let result = compile_one(
-                &engine,
-                &linker,
-                &cache,
-                &path,
-                &limits,
-                previous.as_ref(),
-                &inputs,
-            );
-            (index, path, result)
-        });
-    }
+    let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());
+    let limits = ctx.limits;
+    let previous: BTreeMap<PathBuf, Described> = files
+        .iter()
+        .filter_map(|path| Some((path.clone(), previous.get(path)?.clone())))
+        .collect();
+    let mut compiled = parallel::run(files, move |path| {
+        compile_one(
+            &engine,
+            &linker,
+            &cache,
+            path,
+            &limits,
+            previous.get(path),
+            &inputs,
+        )
+    });
     let mut errors = Vec::new();
     let mut described = Vec::new();
     let mut deferred = Vec::new();
     let mut describing = tokio::task::JoinSet::new();
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok((index, _, Ok(Compiled::Reused(done)))) => described.push((index, done)),
-            Ok((_, path, Ok(Compiled::Deferred))) => deferred.push(path),
-            Ok((index, _, Ok(Compiled::Fresh(plugin)))) => {
+    while let Some(done) = compiled.recv().await {
+        match done {
+            (index, _, Some(Ok(Compiled::Reused(done)))) => described.push((index, done)),
+            (_, path, Some(Ok(Compiled::Deferred))) => deferred.push(path),
+            (index, _, Some(Ok(Compiled::Fresh(plugin)))) => {
                 let plugin: Arc<Plugin> = Arc::from(plugin);
                 let (engine, permits) = (ctx.engine.clone(), ctx.permits.clone());
                 describing.spawn(async move {
@@ -428,8 +428,9 @@ pub(crate) async fn load_files(
                     (index, plugin, result)
                 });
             }
-            Ok((_, path, Err(reason))) => errors.push(LoadError { path, reason }),
-            Err(join_err) => tracing::error!("a plugin compile task panicked: {join_err}"),
+            (_, path, Some(Err(reason))) => errors.push(LoadError { path, reason }),
+            // Logged by `parallel::run`.
+            (_, _, None) => {}
         }
     }
     while let Some(joined) = describing.join_next().await {
