@@ -121,36 +121,57 @@ impl Floor {
     /// A fresh store and instance, one typed call of `tool` with
     /// `arguments`, then dropped. Returns the call's `ok` text.
     pub async fn call(&self, tool: &str, arguments: &str) -> String {
+        self.phases(tool, arguments).await.0
+    }
+
+    /// As [`Floor::call`], timing its phases: returns the `ok` text and the
+    /// nanoseconds of (store and instantiation, the typed call, dropping the
+    /// store).
+    pub async fn phases(&self, tool: &str, arguments: &str) -> (String, [u64; 3]) {
+        let start = std::time::Instant::now();
         let mut store = self.store();
         let failed = |err: &dyn std::fmt::Debug| -> String {
             panic!("the floor call of {tool} failed: {err:?}")
         };
-        match &self.pre {
+        let (text, instantiated, called) = match &self.pre {
             Pre::V1(pre) => {
                 let plugin = pre
                     .instantiate_async(&mut store)
                     .await
                     .expect("instantiate");
-                plugin
+                let instantiated = start.elapsed();
+                let text = plugin
                     .corral_tool_tool()
                     .call_call(&mut store, tool, arguments, &Vec::new())
                     .await
                     .expect("call")
-                    .unwrap_or_else(|err| failed(&err))
+                    .unwrap_or_else(|err| failed(&err));
+                (text, instantiated, start.elapsed())
             }
             Pre::V2(pre) => {
                 let plugin = pre
                     .instantiate_async(&mut store)
                     .await
                     .expect("instantiate");
-                plugin
+                let instantiated = start.elapsed();
+                let text = plugin
                     .corral_tool_tool()
                     .call_call(&mut store, tool, arguments, &Vec::new())
                     .await
                     .expect("call")
-                    .unwrap_or_else(|err| failed(&err))
+                    .unwrap_or_else(|err| failed(&err));
+                (text, instantiated, start.elapsed())
             }
-        }
+        };
+        drop(store);
+        let nanos = |d: std::time::Duration| d.as_nanos() as u64;
+        let total = nanos(start.elapsed());
+        let phases = [
+            nanos(instantiated),
+            nanos(called - instantiated),
+            total - nanos(called),
+        ];
+        (text, phases)
     }
 
     fn store(&self) -> Store<FloorState> {

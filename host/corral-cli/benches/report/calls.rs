@@ -208,5 +208,30 @@ pub fn languages(effort: Effort, report: &mut Report) {
             target: format!("≤ {target_micros} µs"),
             met: Some(ours <= target_micros),
         });
+        let [instantiate, call, drop] = floor_phases(&rt, &floor, call, n / 2 + 1);
+        report.push(Row {
+            figure: format!(
+                "… its floor in phases, p50 of each: store and instantiation {instantiate:.1} µs, \
+                 the guest's `call` {call:.1} µs, dropping the store {drop:.1} µs"
+            ),
+            value: Value::Micros(instantiate + call + drop),
+            baseline: None,
+            target: "—".into(),
+            met: None,
+        });
     }
+}
+
+/// The p50 of each phase of `n` floor calls, in microseconds.
+fn floor_phases(rt: &Runtime, floor: &Floor, (tool, args): (&str, &str), n: usize) -> [f64; 3] {
+    let mut phases: [Vec<u64>; 3] = Default::default();
+    rt.block_on(async {
+        for _ in 0..n {
+            let (_, took) = floor.phases(tool, args).await;
+            for (all, one) in phases.iter_mut().zip(took) {
+                all.push(one);
+            }
+        }
+    });
+    phases.map(|mut all| p50_micros(&mut all))
 }

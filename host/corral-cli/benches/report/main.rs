@@ -16,6 +16,7 @@ mod calls;
 mod inflight;
 mod mcp;
 mod plans;
+mod rmcp_floor;
 mod startup;
 mod table;
 
@@ -46,6 +47,10 @@ pub fn root() -> PathBuf {
 type Section = fn(Effort, &mut Report);
 
 fn main() {
+    if rmcp_floor::requested() {
+        rmcp_floor::serve();
+        return;
+    }
     if mcp::echo_requested() {
         mcp::echo_responder();
         return;

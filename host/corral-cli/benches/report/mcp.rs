@@ -1,7 +1,9 @@
 //! MCP over stdio: a raw JSON-RPC client (one request per line, each
 //! response timed) against `corral serve` and against a trivial echo
 //! responder, driven the same way in the same run. Their difference is
-//! what corral's MCP layer and the call cost on the server side.
+//! what corral's MCP layer and the call cost on the server side; rmcp's own
+//! server with a native tool (`rmcp_floor.rs`), in the same run, splits it
+//! into rmcp's part and corral's.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -143,6 +145,12 @@ fn corral(plugins: &Path, cache: &Path) -> Command {
     command
 }
 
+fn rmcp_floor() -> Command {
+    let mut command = Command::new(std::env::current_exe().expect("this bench"));
+    command.env(crate::rmcp_floor::ENV, "1");
+    command
+}
+
 fn echo() -> Command {
     let mut command = Command::new(std::env::current_exe().expect("this bench"));
     command.env(ECHO_ENV, "1");
@@ -161,15 +169,19 @@ pub fn round_trip(effort: Effort, report: &mut Report) {
     drop(Session::start(corral(&plugins, &cache)).calls(1));
     let mut server = Session::start(corral(&plugins, &cache));
     let mut responder = Session::start(echo());
+    let mut native = Session::start(rmcp_floor());
     let batch = effort.pick(1_000, 2);
     server.calls(batch / 5 + 1);
     responder.calls(batch / 5 + 1);
-    let (mut ours, mut bare) = (Vec::new(), Vec::new());
+    native.calls(batch / 5 + 1);
+    let (mut ours, mut bare, mut rmcp) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..effort.pick(5, 1) {
         ours.extend(server.calls(batch));
         bare.extend(responder.calls(batch));
+        rmcp.extend(native.calls(batch));
     }
     let (ours, bare) = (p50_micros(&mut ours), p50_micros(&mut bare));
+    let rmcp = p50_micros(&mut rmcp);
     report.push(Row {
         figure: "MCP stdio `tools/call` of `sha256`, round trip, p50".into(),
         value: Value::Micros(ours),
@@ -187,6 +199,24 @@ pub fn round_trip(effort: Effort, report: &mut Report) {
         baseline: None,
         target: "≤ 35 µs".into(),
         met: Some(server_side <= 35.0),
+    });
+    report.push(Row {
+        figure: "… of which rmcp alone: its stdio server with a native tool that answers at once, \
+                 minus the echo responder"
+            .into(),
+        value: Value::Micros(rmcp - bare),
+        baseline: None,
+        target: "—".into(),
+        met: None,
+    });
+    report.push(Row {
+        figure: "… and corral's own (round trip minus rmcp alone's): the sandboxed call and \
+                 its MCP handling"
+            .into(),
+        value: Value::Micros(ours - rmcp),
+        baseline: None,
+        target: "—".into(),
+        met: None,
     });
 }
 
