@@ -49,11 +49,11 @@ import {
 import { nameProblem } from './names.js';
 
 const LATENCY = ['fast', 'medium', 'slow'];
+const RETURN_BEHAVIOR = { to_llm: 'to-llm', immediate: 'immediate' };
 
 // QuickJS built with `componentize-qjs --sync` has no event loop (and no
 // `fetch()`): an export must return its value, not a promise.
 const SYNC_ONLY = typeof globalThis.fetch !== 'function';
-const RETURN_BEHAVIOR = { to_llm: 'to-llm', immediate: 'immediate' };
 
 /** Base class of the errors a tool reports through the contract. */
 export class ToolError extends Error {

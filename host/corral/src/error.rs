@@ -303,6 +303,12 @@ pub enum LoadErrorReason {
     /// The file could not be read.
     #[error("cannot read the file: {0}")]
     Io(String),
+    /// Loading this file hit a bug in corral (a panic, caught); the other
+    /// files load regardless.
+    #[error(
+        "hit a bug in corral while loading ({0}); the other plugins still load; please report it"
+    )]
+    Internal(String),
     /// The file is larger than the host's plugin size cap (checked before
     /// it is read).
     #[error(

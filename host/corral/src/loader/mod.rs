@@ -429,8 +429,10 @@ pub(crate) async fn load_files(
                 });
             }
             (_, path, Some(Err(reason))) => errors.push(LoadError { path, reason }),
-            // Logged by `parallel::run`.
-            (_, _, None) => {}
+            (_, path, None) => errors.push(LoadError {
+                path,
+                reason: LoadErrorReason::Internal("its compile step panicked".into()),
+            }),
         }
     }
     while let Some(joined) = describing.join_next().await {

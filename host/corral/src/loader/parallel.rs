@@ -1,11 +1,13 @@
 //! The order and width of a load's compile step: one blocking worker per core,
 //! taking the files largest first (longest-processing-time-first scheduling).
 //!
-//! Deserializing a cache entry is CPU work proportional to its size (the
-//! Python sample's is 43 MB of the bundled samples' 63 MB). Starting every
-//! file at once made all of them share the cores, so the largest finished
-//! last and its `describe` started last; taking the largest first overlaps
-//! it with all the small ones and their `describe`s (BENCHMARKS.md, start-up).
+//! Reading and deserializing a cache entry is work proportional to its size
+//! (the Python sample's is 43 MB of the bundled samples' 63 MB). Taking the
+//! largest first lets the small files and their `describe`s run beside it
+//! instead of after it. One thread per file, as before, cost about the same
+//! wall time on the samples (BENCHMARKS.md, start-up), but held every file's
+//! bytes in memory at once; here at most one file per core is in flight.
+//! A panic in `work` is caught and answered for its file alone.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -14,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 /// One file's result: its index in the load's file order, its path, and
-/// what `work` answered (`None` when `work` panicked, which is logged).
+/// what `work` answered (`None` when `work` panicked; logged here, and the
+/// caller reports it for that file).
 pub(super) type Done<T> = (usize, PathBuf, Option<T>);
 
 /// Runs `work` on every file of `files` on up to `available_parallelism`
