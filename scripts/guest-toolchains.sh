@@ -2,7 +2,7 @@
 # Installs the pinned toolchains for guests in Python, JavaScript and C into
 # target/guest-tools/, from the package registries only (PyPI, npm, crates.io):
 #   venv/         componentize-py and ziglang   (scripts/toolchains/requirements.txt)
-#   js/           componentize-js, jco, esbuild (scripts/toolchains/package*.json)
+#   js/           componentize-qjs, componentize-js, jco, esbuild (scripts/toolchains/package*.json)
 #   bin/          wit-bindgen (C bindings)      (version below)
 # Each part is reinstalled only when its pinned manifest changes (a stamp file
 # holds the manifest's hash). Needs python3 (3.10+) and node/npm (20+).
@@ -31,7 +31,7 @@ fi
 
 hash=$(manifest_hash scripts/toolchains/package.json scripts/toolchains/package-lock.json)
 if ! up_to_date "$TOOLS/js.stamp" "$hash"; then
-  echo "==> installing JavaScript guest toolchain (componentize-js, jco, esbuild) into $TOOLS/js"
+  echo "==> installing JavaScript guest toolchain (componentize-qjs, componentize-js, jco, esbuild) into $TOOLS/js"
   rm -rf "$TOOLS/js"
   mkdir -p "$TOOLS/js"
   cp scripts/toolchains/package.json scripts/toolchains/package-lock.json "$TOOLS/js/"
