@@ -133,35 +133,27 @@ impl Floor {
         let failed = |err: &dyn std::fmt::Debug| -> String {
             panic!("the floor call of {tool} failed: {err:?}")
         };
+        // The two contract versions' bindings are different types with the
+        // same shape: one body for both.
+        macro_rules! timed_call {
+            ($pre:expr) => {{
+                let plugin = $pre
+                    .instantiate_async(&mut store)
+                    .await
+                    .expect("instantiate");
+                let instantiated = start.elapsed();
+                let text = plugin
+                    .corral_tool_tool()
+                    .call_call(&mut store, tool, arguments, &Vec::new())
+                    .await
+                    .expect("call")
+                    .unwrap_or_else(|err| failed(&err));
+                (text, instantiated, start.elapsed())
+            }};
+        }
         let (text, instantiated, called) = match &self.pre {
-            Pre::V1(pre) => {
-                let plugin = pre
-                    .instantiate_async(&mut store)
-                    .await
-                    .expect("instantiate");
-                let instantiated = start.elapsed();
-                let text = plugin
-                    .corral_tool_tool()
-                    .call_call(&mut store, tool, arguments, &Vec::new())
-                    .await
-                    .expect("call")
-                    .unwrap_or_else(|err| failed(&err));
-                (text, instantiated, start.elapsed())
-            }
-            Pre::V2(pre) => {
-                let plugin = pre
-                    .instantiate_async(&mut store)
-                    .await
-                    .expect("instantiate");
-                let instantiated = start.elapsed();
-                let text = plugin
-                    .corral_tool_tool()
-                    .call_call(&mut store, tool, arguments, &Vec::new())
-                    .await
-                    .expect("call")
-                    .unwrap_or_else(|err| failed(&err));
-                (text, instantiated, start.elapsed())
-            }
+            Pre::V1(pre) => timed_call!(pre),
+            Pre::V2(pre) => timed_call!(pre),
         };
         drop(store);
         let nanos = |d: std::time::Duration| d.as_nanos() as u64;
