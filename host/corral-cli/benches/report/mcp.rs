@@ -1,9 +1,11 @@
 //! MCP over stdio: a raw JSON-RPC client (one request per line, each
 //! response timed) against `corral serve` and against a trivial echo
 //! responder, driven the same way in the same run. Their difference is
-//! what corral's MCP layer and the call cost on the server side; rmcp's own
-//! server with a native tool (`rmcp_floor.rs`), in the same run, splits it
-//! into rmcp's part and corral's.
+//! what corral's MCP layer and the call cost on the server side. rmcp's own
+//! server (`rmcp_floor.rs`), in the same run, gives two floors: with a
+//! native tool (rmcp's part) and with the bare-wasmtime call of the same
+//! component (the least any rmcp server with a fresh instance per call
+//! pays); what is left above the second is corral's own.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -145,9 +147,12 @@ fn corral(plugins: &Path, cache: &Path) -> Command {
     command
 }
 
-fn rmcp_floor() -> Command {
+/// rmcp's server with the native tool, or with the floor call of the
+/// component at `wasm`.
+fn rmcp_floor(wasm: Option<&Path>) -> Command {
     let mut command = Command::new(std::env::current_exe().expect("this bench"));
-    command.env(crate::rmcp_floor::ENV, "1");
+    let tool = wasm.map_or(crate::rmcp_floor::NATIVE.as_ref(), Path::as_os_str);
+    command.env(crate::rmcp_floor::ENV, tool);
     command
 }
 
@@ -169,19 +174,20 @@ pub fn round_trip(effort: Effort, report: &mut Report) {
     drop(Session::start(corral(&plugins, &cache)).calls(1));
     let mut server = Session::start(corral(&plugins, &cache));
     let mut responder = Session::start(echo());
-    let mut native = Session::start(rmcp_floor());
+    let mut native = Session::start(rmcp_floor(None));
+    let mut floor = Session::start(rmcp_floor(Some(&plugins.join("encode.wasm"))));
     let batch = effort.pick(1_000, 2);
-    server.calls(batch / 5 + 1);
-    responder.calls(batch / 5 + 1);
-    native.calls(batch / 5 + 1);
-    let (mut ours, mut bare, mut rmcp) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..effort.pick(5, 1) {
-        ours.extend(server.calls(batch));
-        bare.extend(responder.calls(batch));
-        rmcp.extend(native.calls(batch));
+    let mut sessions = [&mut server, &mut responder, &mut native, &mut floor];
+    for session in &mut sessions {
+        session.calls(batch / 5 + 1);
     }
-    let (ours, bare) = (p50_micros(&mut ours), p50_micros(&mut bare));
-    let rmcp = p50_micros(&mut rmcp);
+    let mut times: [Vec<u64>; 4] = Default::default();
+    for _ in 0..effort.pick(5, 1) {
+        for (session, times) in sessions.iter_mut().zip(&mut times) {
+            times.extend(session.calls(batch));
+        }
+    }
+    let [ours, bare, rmcp, floor] = times.map(|mut t| p50_micros(&mut t));
     report.push(Row {
         figure: "MCP stdio `tools/call` of `sha256`, round trip, p50".into(),
         value: Value::Micros(ours),
@@ -201,6 +207,16 @@ pub fn round_trip(effort: Effort, report: &mut Report) {
         met: Some(server_side <= 35.0),
     });
     report.push(Row {
+        figure: "… its floor: rmcp's stdio server whose tool is the bare-wasmtime call of the \
+                 same component (fresh store and instance, typed call, drop), minus the echo \
+                 responder"
+            .into(),
+        value: Value::Micros(floor - bare),
+        baseline: None,
+        target: "—".into(),
+        met: None,
+    });
+    report.push(Row {
         figure: "… of which rmcp alone: its stdio server with a native tool that answers at once, \
                  minus the echo responder"
             .into(),
@@ -210,10 +226,10 @@ pub fn round_trip(effort: Effort, report: &mut Report) {
         met: None,
     });
     report.push(Row {
-        figure: "… and corral's own (round trip minus rmcp alone's): the sandboxed call and \
-                 its MCP handling"
+        figure: "… and corral's own (round trip minus the floor's): validation, limits, WASI \
+                 context, bookkeeping and its MCP handling"
             .into(),
-        value: Value::Micros(ours - rmcp),
+        value: Value::Micros(ours - floor),
         baseline: None,
         target: "—".into(),
         met: None,

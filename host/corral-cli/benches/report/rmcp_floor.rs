@@ -1,11 +1,16 @@
-//! The MCP layer's floor: rmcp's own stdio server (the transport corral
-//! serves with, `stdio_pipes`) with one native tool that returns its
-//! arguments as text at once. No sandbox, no validation, no corral: what
-//! any tool server built on rmcp pays per `tools/call`. The bench
-//! re-executes itself as this server when `CORRAL_BENCH_RMCP_FLOOR` is set.
+//! The MCP layer's floors: rmcp's own stdio server (the transport corral
+//! serves with, `stdio_pipes`) with one tool that either returns its
+//! arguments as text at once (a native tool), or runs the bare-wasmtime
+//! floor call of a component ([`Floor`]: a fresh store and instance on
+//! corral's engine, the typed `call`, the store dropped). No validation,
+//! limits, WASI grants or bookkeeping, no corral: what any tool server built
+//! on rmcp pays per `tools/call`, without and with a fresh wasm instance.
+//! The bench re-executes itself as this server when `CORRAL_BENCH_RMCP_FLOOR`
+//! is set: to `native`, or to the path of the component.
 
 use std::sync::Arc;
 
+use corral_test_support::Floor;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -15,15 +20,21 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
-/// The environment variable that makes the bench this server.
+/// The environment variable that makes the bench this server: `native`, or
+/// a component's path.
 pub const ENV: &str = "CORRAL_BENCH_RMCP_FLOOR";
+
+/// The value of [`ENV`] for the native tool.
+pub const NATIVE: &str = "native";
 
 /// Whether this process was started as the rmcp floor server.
 pub fn requested() -> bool {
     std::env::var_os(ENV).is_some()
 }
 
-struct Native;
+/// The tool: native, or a component's floor call (with its engine, whose
+/// epoch thread must outlive the calls).
+struct Native(Option<(Floor, corral::Engine)>);
 
 impl ServerHandler for Native {
     fn get_info(&self) -> ServerConfig {
@@ -53,6 +64,10 @@ impl ServerHandler for Native {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let text = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let text = match &self.0 {
+            None => text,
+            Some((floor, _)) => floor.call(&request.name, &text).await,
+        };
         Ok(CallToolResponse::Complete(CallToolResult::success(vec![
             ContentBlock::text(text),
         ])))
@@ -61,12 +76,19 @@ impl ServerHandler for Native {
 
 /// Serves [`Native`] on stdin/stdout until the client closes them.
 pub fn serve() {
+    let tool = match std::env::var(ENV).expect("requested") {
+        kind if kind == NATIVE => None,
+        path => {
+            let engine = corral::Engine::new(corral::PoolConfig::default()).expect("engine");
+            Some((Floor::new(&engine, std::path::Path::new(&path)), engine))
+        }
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let running = rmcp::serve_server(Native, rmcp::transport::io::stdio_pipes())
+        let running = rmcp::serve_server(Native(tool), rmcp::transport::io::stdio_pipes())
             .await
             .expect("rmcp serves");
         let _ = running.waiting().await;

@@ -419,12 +419,12 @@ impl HostBuilder {
         let gate = Arc::new(self.gate);
         // The sandbox, inside the resilience layers, inside the embedder's.
         let mut dispatch: DispatchService = crate::resilience::wrap(
-            BoxCloneSyncService::new(PluginDispatch::new(
+            PluginDispatch::new(
                 engine.clone(),
                 gate.clone(),
                 permits.clone(),
                 self.resolver.clone(),
-            )),
+            ),
             gate.audit.clone(),
         );
         for layer in self.layers.iter().rev() {

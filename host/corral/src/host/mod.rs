@@ -350,7 +350,12 @@ impl Host {
             started,
         )
         .await;
-        stages::record(name, &input, &result, started);
+        // A known tool's metrics label is shared (no string copied per call).
+        let label = tool.as_ref().map_or_else(
+            || metrics::SharedString::from(name.to_string()),
+            |tool| tool.state().label(),
+        );
+        stages::record(name, label, &input, &result, started);
         if let Some(tool) = tool {
             // The tool's health counts its own failures and real runs only.
             let ok = match &result {

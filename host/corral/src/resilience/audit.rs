@@ -12,26 +12,27 @@ use std::task::{Context, Poll};
 
 use tower::{Service, ServiceExt as _};
 
+use super::Inner;
 use super::config::AuditLevel;
 use crate::audit::{AuditLog, AuditRecord, CallRecord, mask};
 use crate::call::CallOutput;
 use crate::compose::CallFuture;
 use crate::error::CallError;
-use crate::stages::{DispatchService, Invocation};
+use crate::stages::Invocation;
 
 #[derive(Clone)]
-pub(super) struct Audit {
-    inner: DispatchService,
+pub(super) struct Audit<S> {
+    inner: S,
     log: Arc<AuditLog>,
 }
 
-impl Audit {
-    pub(super) fn new(inner: DispatchService, log: Arc<AuditLog>) -> Self {
+impl<S> Audit<S> {
+    pub(super) fn new(inner: S, log: Arc<AuditLog>) -> Self {
         Self { inner, log }
     }
 }
 
-impl Service<Invocation> for Audit {
+impl<S: Inner> Service<Invocation> for Audit<S> {
     type Response = CallOutput;
     type Error = CallError;
     type Future = CallFuture<'static>;

@@ -11,25 +11,26 @@ use std::time::Instant;
 
 use tower::{Service, ServiceExt as _};
 
+use super::Inner;
 use super::circuit::{Admission, Change};
 use crate::call::CallOutput;
 use crate::compose::CallFuture;
 use crate::error::CallError;
-use crate::stages::{DispatchService, Invocation};
+use crate::stages::Invocation;
 
 /// The breaker layer: reads the tool's circuit from the invocation.
 #[derive(Clone)]
-pub(super) struct Breaker {
-    inner: DispatchService,
+pub(super) struct Breaker<S> {
+    inner: S,
 }
 
-impl Breaker {
-    pub(super) fn new(inner: DispatchService) -> Self {
+impl<S> Breaker<S> {
+    pub(super) fn new(inner: S) -> Self {
         Self { inner }
     }
 }
 
-impl Service<Invocation> for Breaker {
+impl<S: Inner> Service<Invocation> for Breaker<S> {
     type Response = CallOutput;
     type Error = CallError;
     type Future = CallFuture<'static>;
@@ -39,10 +40,10 @@ impl Service<Invocation> for Breaker {
     }
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
-        let inner = self.inner.clone();
         if invocation.tool.state().circuit.is_none() {
-            return Box::pin(inner.oneshot(invocation));
+            return self.inner.call(invocation);
         }
+        let inner = self.inner.clone();
         Box::pin(async move {
             let tool = invocation.tool.clone();
             let state = tool.state();

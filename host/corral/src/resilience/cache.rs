@@ -16,18 +16,19 @@ use std::time::Instant;
 use sha2::{Digest as _, Sha256};
 use tower::{Service, ServiceExt as _};
 
+use super::Inner;
 use crate::call::CallOutput;
 use crate::compose::CallFuture;
 use crate::error::CallError;
-use crate::stages::{DispatchService, Invocation};
+use crate::stages::Invocation;
 
 #[derive(Clone)]
-pub(super) struct Cache {
-    inner: DispatchService,
+pub(super) struct Cache<S> {
+    inner: S,
 }
 
-impl Cache {
-    pub(super) fn new(inner: DispatchService) -> Self {
+impl<S> Cache<S> {
+    pub(super) fn new(inner: S) -> Self {
         Self { inner }
     }
 }
@@ -49,7 +50,7 @@ fn entry_key(invocation: &Invocation) -> [u8; 32] {
     hash.finalize().into()
 }
 
-impl Service<Invocation> for Cache {
+impl<S: Inner> Service<Invocation> for Cache<S> {
     type Response = CallOutput;
     type Error = CallError;
     type Future = CallFuture<'static>;
@@ -60,7 +61,7 @@ impl Service<Invocation> for Cache {
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
         if invocation.tool.state().cache.is_none() {
-            return Box::pin(self.inner.clone().oneshot(invocation));
+            return self.inner.call(invocation);
         }
         let cache_errors = invocation
             .tool

@@ -30,7 +30,10 @@ pub(crate) mod results;
 mod retry;
 pub(crate) mod state;
 
-use crate::stages::DispatchService;
+use crate::call::CallOutput;
+use crate::compose::CallFuture;
+use crate::error::CallError;
+use crate::stages::{DispatchService, Invocation};
 use tower::util::BoxCloneSyncService;
 
 pub use limiter::DEFAULT_MAX_CONTEXT_KEYS;
@@ -41,19 +44,53 @@ pub use config::{
     ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
 };
 
+/// What a resilience layer wraps: the next layer in, or the sandbox. The
+/// stack is one concrete type, boxed once outside it, so that handing a call
+/// inwards clones a few `Arc`s instead of allocating a boxed clone of every
+/// layer below (`BoxCloneSyncService` per layer cost 15 allocations a call).
+///
+/// Every layer and the sandbox are always ready (`poll_ready` returns
+/// `Ready(Ok)`: back-pressure is the pool's semaphore, awaited inside the
+/// call), so a layer a tool does not use calls its inner service directly
+/// and returns that future as is, with no box and no clone of its own.
+pub(crate) trait Inner:
+    tower::Service<
+        Invocation,
+        Response = CallOutput,
+        Error = CallError,
+        Future = CallFuture<'static>,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> Inner for S where
+    S: tower::Service<
+            Invocation,
+            Response = CallOutput,
+            Error = CallError,
+            Future = CallFuture<'static>,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Wraps `sandbox` in the resilience layers, in their fixed order, and in
 /// the audit layer when the host keeps an audit log.
-pub(crate) fn wrap(
-    sandbox: DispatchService,
+pub(crate) fn wrap<S: Inner>(
+    sandbox: S,
     audit: Option<std::sync::Arc<crate::audit::AuditLog>>,
 ) -> DispatchService {
-    let retried = BoxCloneSyncService::new(retry::Retry::new(sandbox));
-    let guarded = BoxCloneSyncService::new(breaker::Breaker::new(retried));
-    let limited = BoxCloneSyncService::new(rate::RateLimit::new(guarded));
-    let cached = BoxCloneSyncService::new(cache::Cache::new(limited));
+    let stack = cache::Cache::new(rate::RateLimit::new(breaker::Breaker::new(
+        retry::Retry::new(sandbox),
+    )));
     match audit {
-        Some(log) => BoxCloneSyncService::new(audit::Audit::new(cached, log)),
-        None => cached,
+        Some(log) => BoxCloneSyncService::new(audit::Audit::new(stack, log)),
+        None => BoxCloneSyncService::new(stack),
     }
 }
 

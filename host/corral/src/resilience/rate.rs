@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use tower::{Service, ServiceExt as _};
 
+use super::Inner;
 use super::limiter::Limiter;
 use crate::call::CallOutput;
 use crate::compose::CallFuture;
 use crate::error::CallError;
-use crate::stages::{DispatchService, Invocation};
+use crate::stages::Invocation;
 
 /// Waits for (or refuses) one slot of `limiter` for `invocation`.
 async fn take(budgets: &Limiter, invocation: &Invocation) -> Result<(), CallError> {
@@ -41,17 +42,17 @@ async fn take(budgets: &Limiter, invocation: &Invocation) -> Result<(), CallErro
 
 /// The rate-limit layer: reads the tool's limiters from the invocation.
 #[derive(Clone)]
-pub(super) struct RateLimit {
-    inner: DispatchService,
+pub(super) struct RateLimit<S> {
+    inner: S,
 }
 
-impl RateLimit {
-    pub(super) fn new(inner: DispatchService) -> Self {
+impl<S> RateLimit<S> {
+    pub(super) fn new(inner: S) -> Self {
         Self { inner }
     }
 }
 
-impl Service<Invocation> for RateLimit {
+impl<S: Inner> Service<Invocation> for RateLimit<S> {
     type Response = CallOutput;
     type Error = CallError;
     type Future = CallFuture<'static>;
@@ -63,7 +64,7 @@ impl Service<Invocation> for RateLimit {
     fn call(&mut self, invocation: Invocation) -> Self::Future {
         let state = invocation.tool.state();
         if state.rate.is_none() && state.plugin_rate.is_none() {
-            return Box::pin(self.inner.clone().oneshot(invocation));
+            return self.inner.call(invocation);
         }
         let inner = self.inner.clone();
         Box::pin(async move {

@@ -13,10 +13,11 @@ use std::time::Duration;
 use backon::{BackoffBuilder as _, ExponentialBuilder};
 use tower::{Service, ServiceExt as _};
 
+use super::Inner;
 use crate::call::CallOutput;
 use crate::compose::CallFuture;
 use crate::error::CallError;
-use crate::stages::{DispatchService, Invocation};
+use crate::stages::Invocation;
 
 /// Whether a failure may go away on its own.
 fn transient(err: &CallError) -> bool {
@@ -32,17 +33,17 @@ fn transient(err: &CallError) -> bool {
 }
 
 #[derive(Clone)]
-pub(super) struct Retry {
-    inner: DispatchService,
+pub(super) struct Retry<S> {
+    inner: S,
 }
 
-impl Retry {
-    pub(super) fn new(inner: DispatchService) -> Self {
+impl<S> Retry<S> {
+    pub(super) fn new(inner: S) -> Self {
         Self { inner }
     }
 }
 
-impl Service<Invocation> for Retry {
+impl<S: Inner> Service<Invocation> for Retry<S> {
     type Response = CallOutput;
     type Error = CallError;
     type Future = CallFuture<'static>;
@@ -52,10 +53,10 @@ impl Service<Invocation> for Retry {
     }
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
-        let inner = self.inner.clone();
         let Some(config) = invocation.tool.resilience().retry else {
-            return Box::pin(inner.oneshot(invocation));
+            return self.inner.call(invocation);
         };
+        let inner = self.inner.clone();
         Box::pin(async move {
             // The first attempt costs nothing more than a call without retry;
             // the backoff schedule is only built after a transient failure.

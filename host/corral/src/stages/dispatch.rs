@@ -123,9 +123,10 @@ impl PluginDispatch {
             arguments: invocation.arguments.value.clone(),
             reviewer: invocation.options.reviewer.clone(),
         });
+        let tool_name: Arc<str> = Arc::from(name);
         let leaks = crate::secrets::Leaks::new(
             plugin.grants().redactor.clone(),
-            Arc::from(name),
+            tool_name.clone(),
             invocation.redactions.clone(),
         );
         let setup = RunSetup {
@@ -133,7 +134,7 @@ impl PluginDispatch {
             pre: plugin.pre(),
             limits: &invocation.limits,
             plugin: plugin.name_arc(),
-            tool: Arc::from(name),
+            tool: tool_name,
             grants: plugin.grants(),
             approval: Some(hook),
             resolver: self.resolver.clone(),

@@ -19,10 +19,12 @@ const LOG_PREVIEW_CHARS: usize = 200;
 /// for commands that print each call's outcome themselves.
 pub const CALL_LOG_TARGET: &str = "corral::call";
 
-/// Logs and counts one call of `name` that started at `started`. `input` is
-/// rendered only when a log line is written.
+/// Logs and counts one call of `name` (`label`: its name as a metrics
+/// label) that started at `started`. `input` is rendered only when a log
+/// line is written.
 pub(crate) fn record(
     name: &str,
+    label: metrics::SharedString,
     input: &dyn Display,
     result: &Result<CallOutput, CallError>,
     started: Instant,
@@ -30,7 +32,7 @@ pub(crate) fn record(
     let took = started.elapsed();
     // Milliseconds to one decimal place: log lines stay readable.
     let ms = (took.as_secs_f64() * 1e4).round() / 10.0;
-    metrics(name, result, took);
+    metrics(label, result, took);
     match result {
         Ok(out) => {
             tracing::info!(
@@ -80,8 +82,11 @@ pub(crate) fn record(
 /// `corral_calls_total{tool}`, `corral_call_errors_total{tool, kind}`,
 /// `corral_call_duration_seconds{tool}` (histogram) and
 /// `corral_fuel_consumed_total{tool}` (fuel units).
-fn metrics(tool: &str, result: &Result<CallOutput, CallError>, took: std::time::Duration) {
-    let tool = tool.to_string();
+fn metrics(
+    tool: metrics::SharedString,
+    result: &Result<CallOutput, CallError>,
+    took: std::time::Duration,
+) {
     metrics::counter!("corral_calls_total", "tool" => tool.clone()).increment(1);
     metrics::histogram!("corral_call_duration_seconds", "tool" => tool.clone())
         .record(took.as_secs_f64());
