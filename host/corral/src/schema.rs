@@ -83,6 +83,11 @@ pub(crate) fn problems(
     validator: &jsonschema::Validator,
     value: &Value,
 ) -> Result<(), Vec<String>> {
+    // The common case first: `is_valid` stops at the first failure and
+    // builds no error values.
+    if validator.is_valid(value) {
+        return Ok(());
+    }
     let problems: Vec<String> = validator
         .iter_errors(value)
         .map(|err| {

@@ -34,7 +34,9 @@ mod imports;
 pub(crate) mod stdio;
 mod versions;
 
+use std::future::Future as _;
 use std::sync::Arc;
+use std::task::Poll;
 
 use wasmtime::component::{Linker, ResourceTable};
 use wasmtime::{Store, StoreLimitsBuilder, UpdateDeadline};
@@ -288,18 +290,23 @@ pub(crate) async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Fa
             // early is harmless: the budget is re-read and the timer re-armed.
             let outcome = {
                 let mut work = std::pin::pin!(work);
-                loop {
-                    let left = budget.left();
-                    if left.is_zero() {
-                        break None;
-                    }
-                    // `biased`: the call first. A call done in its first poll
-                    // (most are) never polls, so never registers, the timer.
-                    tokio::select! {
-                        biased;
-                        done = &mut work => break Some(done),
-                        () = tokio::time::sleep(left) => {}
-                    }
+                // Most calls are done in their first poll: they never make
+                // the timer (a runtime handle and a clock read).
+                let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+                match first {
+                    Poll::Ready(done) => Some(done),
+                    Poll::Pending => loop {
+                        let left = budget.left();
+                        if left.is_zero() {
+                            break None;
+                        }
+                        // `biased`: the call first.
+                        tokio::select! {
+                            biased;
+                            done = &mut work => break Some(done),
+                            () = tokio::time::sleep(left) => {}
+                        }
+                    },
                 }
             };
             match outcome {
