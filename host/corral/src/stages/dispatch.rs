@@ -68,9 +68,13 @@ impl std::fmt::Debug for Invocation {
 /// `Service<Invocation, Response = CallOutput, Error = CallError>`.
 pub type DispatchService = BoxCloneSyncService<Invocation, CallOutput, CallError>;
 
-/// The innermost dispatch service: the sandbox.
+/// The innermost dispatch service: the sandbox. A clone (one per call)
+/// shares one [`DispatchShared`].
 #[derive(Clone)]
-pub(crate) struct PluginDispatch {
+pub(crate) struct PluginDispatch(Arc<DispatchShared>);
+
+/// What every call of the dispatch service uses.
+struct DispatchShared {
     engine: Engine,
     /// One permit per instance the pool can hold.
     permits: Arc<Semaphore>,
@@ -87,15 +91,17 @@ impl PluginDispatch {
         permits: Arc<Semaphore>,
         resolver: Arc<dyn Resolver>,
     ) -> Self {
-        Self {
+        Self(Arc::new(DispatchShared {
             engine,
             permits,
             gate,
             resolver,
-        }
+        }))
     }
+}
 
-    async fn run(self, invocation: Invocation) -> Result<CallOutput, CallError> {
+impl DispatchShared {
+    async fn run(self: Arc<Self>, invocation: Invocation) -> Result<CallOutput, CallError> {
         let tool = &invocation.tool;
         let name = tool.spec().name.as_str();
         let Provider::Plugin(plugin) = tool.provider() else {
@@ -170,6 +176,6 @@ impl Service<Invocation> for PluginDispatch {
     }
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
-        Box::pin(self.clone().run(invocation))
+        Box::pin(self.0.clone().run(invocation))
     }
 }

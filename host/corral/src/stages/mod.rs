@@ -104,6 +104,18 @@ fn with_override(name: &str, limits: &Limits, call: Option<&Limits>) -> Result<L
     Ok(limits)
 }
 
+/// The context pairs of an invocation, shared; no context (most calls)
+/// shares one empty list instead of allocating one per call.
+fn shared(pairs: Vec<(String, String)>) -> Arc<Vec<(String, String)>> {
+    static EMPTY: std::sync::LazyLock<Arc<Vec<(String, String)>>> =
+        std::sync::LazyLock::new(Default::default);
+    if pairs.is_empty() {
+        EMPTY.clone()
+    } else {
+        Arc::new(pairs)
+    }
+}
+
 /// Runs stages 1 to 6 for one call of `name`. `host` is the caller that plan
 /// and pipeline steps go through (the host itself). The caller records
 /// (stage 7).
@@ -164,14 +176,11 @@ async fn run_checked<H: Caller + Clone + 'static>(
     match tool.provider() {
         Provider::Plugin(plugin) => {
             let invocation = Invocation {
-                context: env
-                    .context
-                    .for_plugin(
-                        plugin.name(),
-                        plugin.policy().context.as_ref(),
-                        &options.context,
-                    )
-                    .into(),
+                context: shared(env.context.for_plugin(
+                    plugin.name(),
+                    plugin.policy().context.as_ref(),
+                    &options.context,
+                )),
                 limits: limits.unwrap_or(env.limits),
                 arguments,
                 options: options.clone(),
