@@ -32,6 +32,7 @@ mod audit;
 mod bindings;
 mod cache;
 mod call;
+mod call_metrics;
 mod caps;
 mod catalog;
 mod compose;

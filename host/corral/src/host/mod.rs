@@ -350,12 +350,8 @@ impl Host {
             started,
         )
         .await;
-        // A known tool's metrics label is shared (no string copied per call).
-        let label = tool.as_ref().map_or_else(
-            || metrics::SharedString::from(name.to_string()),
-            |tool| tool.state().label(),
-        );
-        stages::record(name, label, &input, &result, started);
+        let keys = tool.as_ref().map(|tool| &tool.state().call_metrics);
+        let took = stages::record(name, keys, &input, &result, started);
         if let Some(tool) = tool {
             // The tool's health counts its own failures and real runs only.
             let ok = match &result {
@@ -368,7 +364,7 @@ impl Host {
                     name,
                     state.label(),
                     ok,
-                    started.elapsed(),
+                    took,
                     self.inner.env.health.changes(),
                 );
             }

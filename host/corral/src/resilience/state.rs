@@ -49,6 +49,8 @@ impl StateCount {
 pub(crate) struct ToolState {
     /// The tool's name as a metrics label (shared, not copied per call).
     label: Arc<str>,
+    /// The keys of its per-call metrics, built once.
+    pub(crate) call_metrics: crate::call_metrics::CallMetrics,
     /// What `carry` compares: plugin path and sha256, guest name, effective
     /// resilience. Empty for pipelines and built-ins.
     identity: Identity,
@@ -121,8 +123,10 @@ impl ToolState {
         let circuit = r.circuit_breaker.map(Circuit::new);
         let health = HealthWindow::new(r.health);
         count.0.fetch_add(1, Ordering::Relaxed);
+        let label: Arc<str> = Arc::from(name);
         Arc::new(ToolState {
-            label: Arc::from(name),
+            call_metrics: crate::call_metrics::CallMetrics::new(label.clone()),
+            label,
             cache,
             rate,
             plugin_rate,

@@ -2,9 +2,10 @@
 //! metrics, for every call whatever stage it ended in.
 
 use std::fmt::Display;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::call::CallOutput;
+use crate::call_metrics::CallMetrics;
 use crate::error::CallError;
 
 /// Longest rendering of input or output in the per-call INFO log line, in
@@ -19,20 +20,24 @@ const LOG_PREVIEW_CHARS: usize = 200;
 /// for commands that print each call's outcome themselves.
 pub const CALL_LOG_TARGET: &str = "corral::call";
 
-/// Logs and counts one call of `name` (`label`: its name as a metrics
-/// label) that started at `started`. `input` is rendered only when a log
-/// line is written.
+/// Logs and counts one call of `name` that started at `started`, with the
+/// tool's metric keys (`None` for a name no tool has: built for this call).
+/// `input` is rendered only when a log line is written. Returns the call's
+/// duration, as recorded.
 pub(crate) fn record(
     name: &str,
-    label: metrics::SharedString,
+    keys: Option<&CallMetrics>,
     input: &dyn Display,
     result: &Result<CallOutput, CallError>,
     started: Instant,
-) {
+) -> Duration {
     let took = started.elapsed();
     // Milliseconds to one decimal place: log lines stay readable.
     let ms = (took.as_secs_f64() * 1e4).round() / 10.0;
-    metrics(label, result, took);
+    match keys {
+        Some(keys) => metrics(name, keys, result, took),
+        None => metrics(name, &CallMetrics::new(name.into()), result, took),
+    }
     match result {
         Ok(out) => {
             tracing::info!(
@@ -75,6 +80,7 @@ pub(crate) fn record(
             tracing::debug!(target: CALL_LOG_TARGET, tool = name, "full input: {input}");
         }
     }
+    took
 }
 
 /// Records one call in the `metrics` facade (a no-op unless the process
@@ -82,23 +88,15 @@ pub(crate) fn record(
 /// `corral_calls_total{tool}`, `corral_call_errors_total{tool, kind}`,
 /// `corral_call_duration_seconds{tool}` (histogram) and
 /// `corral_fuel_consumed_total{tool}` (fuel units).
-fn metrics(
-    tool: metrics::SharedString,
-    result: &Result<CallOutput, CallError>,
-    took: std::time::Duration,
-) {
-    metrics::counter!("corral_calls_total", "tool" => tool.clone()).increment(1);
-    metrics::histogram!("corral_call_duration_seconds", "tool" => tool.clone())
-        .record(took.as_secs_f64());
-    match result {
-        Ok(out) => metrics::counter!("corral_fuel_consumed_total", "tool" => tool)
-            .increment(out.fuel_consumed),
-        Err(err) => metrics::counter!(
+fn metrics(tool: &str, keys: &CallMetrics, result: &Result<CallOutput, CallError>, took: Duration) {
+    keys.record(took, result.as_ref().ok().map(|out| out.fuel_consumed));
+    if let Err(err) = result {
+        metrics::counter!(
             "corral_call_errors_total",
-            "tool" => tool,
+            "tool" => tool.to_string(),
             "kind" => err.kind()
         )
-        .increment(1),
+        .increment(1);
     }
 }
 
