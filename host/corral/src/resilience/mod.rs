@@ -47,7 +47,9 @@ pub use config::{
 /// What a resilience layer wraps: the next layer in, or the sandbox. The
 /// stack is one concrete type, boxed once outside it, so that handing a call
 /// inwards clones a few `Arc`s instead of allocating a boxed clone of every
-/// layer below (`BoxCloneSyncService` per layer cost 15 allocations a call).
+/// layer below at every layer (with a `BoxCloneSyncService` per layer, 15
+/// allocations a call for the four layers and the sandbox, counted from the
+/// structure).
 ///
 /// Every layer and the sandbox are always ready (`poll_ready` returns
 /// `Ready(Ok)`: back-pressure is the pool's semaphore, awaited inside the
