@@ -30,7 +30,7 @@ async fn seen(host: &Host, context: CallContext) -> Value {
     host.call("context_echo", "{}", &options)
         .await
         .expect("call")
-        .json
+        .into_json()
         .expect("json")["context"]
         .clone()
 }
@@ -104,7 +104,7 @@ async fn plan_steps_get_the_context_through_their_plugin_policy() {
         .call("execute_tool_plan", &plan.to_string(), &options)
         .await
         .expect("plan")
-        .json
+        .into_json()
         .expect("json");
     assert_eq!(
         out["steps"][0]["output"]["context"],

@@ -23,7 +23,7 @@ async fn host(dir: &Path, configure: impl FnOnce(HostBuilder) -> HostBuilder) ->
 async fn search(host: &Host, arguments: Value) -> Result<Value, CallError> {
     host.call_value("tool_search", arguments, &CallOptions::default())
         .await
-        .map(|out| out.json.expect("tool_search answers JSON"))
+        .map(|out| out.into_json().expect("tool_search answers JSON"))
 }
 
 fn names(list: &Value) -> Vec<&str> {
@@ -308,7 +308,7 @@ async fn a_one_shot_tool_runs_once_per_loop_and_always_without_a_loop_id() {
     for _ in 0..2 {
         let out = call(in_loop(None)).await;
         assert_eq!(
-            (out.attempts, out.json.unwrap()["words"].clone()),
+            (out.attempts, out.into_json().unwrap()["words"].clone()),
             (1, json!(2))
         );
     }

@@ -54,7 +54,7 @@ pub(super) async fn host(dir: &Path) -> Host {
 pub(super) async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
     host.call_value(tool, arguments, &CallOptions::default())
         .await
-        .map(|out| out.json.unwrap_or(Value::Null))
+        .map(|out| out.into_json().unwrap_or(Value::Null))
 }
 
 /// JSON equality with numbers compared by value (`2` is `2.0`).

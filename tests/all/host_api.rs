@@ -155,7 +155,7 @@ async fn concurrent_calls_all_succeed() {
                 .call("echo", &args, &CallOptions::default())
                 .await
                 .expect("call");
-            assert_eq!(out.json.expect("json")["echo"], format!("call {i}"));
+            assert_eq!(out.into_json().expect("json")["echo"], format!("call {i}"));
         });
     }
     while let Some(done) = tasks.join_next().await {
@@ -183,7 +183,7 @@ async fn a_sequential_tool_never_overlaps_itself() {
                 .call("one_at_a_time", r#"{"ms": 30}"#, &CallOptions::default())
                 .await
                 .expect("call");
-            let json = out.json.expect("json");
+            let json = out.into_json().expect("json");
             (
                 json["start_us"].as_u64().expect("start"),
                 json["end_us"].as_u64().expect("end"),

@@ -105,7 +105,7 @@ async fn allocating_past_the_memory_cap_is_a_memory_error() {
         .call("allocate", r#"{"mib": 8}"#, &CallOptions::default())
         .await
         .expect("8 MiB fits in 32 MiB");
-    assert_eq!(ok.json.expect("json")["allocated_mib"], 8);
+    assert_eq!(ok.into_json().expect("json")["allocated_mib"], 8);
     assert_still_serves(&host).await;
 }
 
@@ -163,7 +163,7 @@ async fn environment_and_arguments_are_empty() {
         .call("read_env", "{}", &CallOptions::default())
         .await
         .expect("reading the environment is allowed, it is just empty");
-    let json = out.json.expect("json");
+    let json = out.json().expect("json");
     assert_eq!(
         json["vars"],
         serde_json::json!({}),
@@ -214,7 +214,7 @@ async fn printing_100_mb_is_truncated_not_fatal() {
         .call("print_stdout", r#"{"mib": 100}"#, &CallOptions::default())
         .await
         .expect("printing is never a reason to fail");
-    assert_eq!(out.json.expect("json")["printed_mib"], 100);
+    assert_eq!(out.into_json().expect("json")["printed_mib"], 100);
     assert_still_serves(&host).await;
 }
 
@@ -300,7 +300,7 @@ async fn every_call_gets_a_fresh_instance() {
             .await
             .expect("call");
         assert_eq!(
-            out.json.expect("json")["calls"],
+            out.into_json().expect("json")["calls"],
             1,
             "no state survives a call"
         );
@@ -319,7 +319,7 @@ async fn no_bytes_of_one_call_reach_the_next() {
             .call("residue", "{}", &CallOptions::default())
             .await
             .expect("call");
-        let json = out.json.expect("json");
+        let json = out.into_json().expect("json");
         assert_eq!(json["before"], 0, "round {round}: residue found: {json}");
         assert_eq!(
             json["after"], 65536,

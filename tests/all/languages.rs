@@ -294,7 +294,7 @@ async fn python_and_javascript_guests_log_report_progress_and_see_only_allowed_c
             .call(tool, r#"{"text":"hi"}"#, &options)
             .await
             .unwrap_or_else(|e| panic!("{tool}: {e}"));
-        let json = out.json.expect("json");
+        let json = out.into_json().expect("json");
         let expected = if tool == "py_echo" {
             json!({"tenant": "acme"})
         } else {
@@ -416,6 +416,6 @@ async fn python_none_and_javascript_undefined_are_the_empty_string() {
             .await
             .unwrap_or_else(|e| panic!("{tool}: {e}"));
         assert_eq!(out.text, "", "{tool}");
-        assert_eq!(out.json, None, "{tool}");
+        assert_eq!(out.json(), None, "{tool}");
     }
 }

@@ -160,7 +160,7 @@ async fn a_policy_limit_holds_on_every_path() {
             .call("execute_tool_plan", &plan.to_string(), &options)
             .await
             .expect("the plan itself runs");
-        let step = &out.json.expect("json")["steps"][0];
+        let step = &out.into_json().expect("json")["steps"][0];
         let outcome = match step["status"].as_str() {
             Some("succeeded") => Ok(()),
             _ => Err((

@@ -151,7 +151,7 @@ async fn duplicate_names_name_both_files() {
         .call("dup_tool", "{}", &CallOptions::default())
         .await
         .expect("the first plugin serves the name");
-    assert_eq!(out.json.expect("json")["from"], "fixture-dup-a");
+    assert_eq!(out.into_json().expect("json")["from"], "fixture-dup-a");
     assert_still_serves(&host).await;
 }
 

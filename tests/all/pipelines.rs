@@ -22,7 +22,7 @@ fn object_schema(property: &str) -> Value {
 async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
     host.call(tool, &arguments.to_string(), &CallOptions::default())
         .await
-        .map(|out| out.json.expect("json"))
+        .map(|out| out.into_json().expect("json"))
 }
 
 #[tokio::test]

@@ -20,7 +20,7 @@ async fn run(host: &Host, plan: Value) -> Result<Value, CallError> {
         &CallOptions::default(),
     )
     .await
-    .map(|out| out.json.expect("plan results are JSON"))
+    .map(|out| out.into_json().expect("plan results are JSON"))
 }
 
 fn step<'a>(result: &'a Value, id: &str) -> &'a Value {
@@ -227,16 +227,16 @@ async fn steps_report_fuel_and_return_behavior_and_the_plan_sums_the_fuel() {
         )
         .await
         .expect("plan");
-    let json = out.json.expect("json");
+    let json = out.json().expect("json");
     let (a, b) = (
-        step(&json, "a")["fuel_consumed"].as_u64().expect("fuel"),
-        step(&json, "b")["fuel_consumed"].as_u64().expect("fuel"),
+        step(json, "a")["fuel_consumed"].as_u64().expect("fuel"),
+        step(json, "b")["fuel_consumed"].as_u64().expect("fuel"),
     );
     assert!(a > 0 && b > 0, "{json}");
     assert_eq!(out.fuel_consumed, a + b, "failed steps add nothing");
-    assert_eq!(step(&json, "a")["return_behavior"], "to_llm");
-    assert_eq!(step(&json, "c")["fuel_consumed"], 0);
-    assert!(step(&json, "c").get("return_behavior").is_none());
+    assert_eq!(step(json, "a")["return_behavior"], "to_llm");
+    assert_eq!(step(json, "c")["fuel_consumed"], 0);
+    assert!(step(json, "c").get("return_behavior").is_none());
 }
 
 /// `corral plan` is a call of `execute_tool_plan` like any other.

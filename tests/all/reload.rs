@@ -267,7 +267,7 @@ async fn a_sequential_tool_stays_sequential_across_a_reload() {
             .call("one_at_a_time", r#"{"ms": 400}"#, &CallOptions::default())
             .await
             .expect("call");
-        let json = out.json.expect("json");
+        let json = out.into_json().expect("json");
         (
             json["start_us"].as_u64().expect("start"),
             json["end_us"].as_u64().expect("end"),
@@ -363,7 +363,7 @@ async fn a_call_in_flight_finishes_on_the_version_it_started_with() {
         .await
         .expect("task")
         .expect("the call that started finishes");
-    assert_eq!(out.json.expect("json")["decision"], "continue");
+    assert_eq!(out.into_json().expect("json")["decision"], "continue");
 }
 
 /// Says "always" once, then fails the test if asked again.

@@ -45,7 +45,7 @@ async fn evaluate(host: &Host, file: &str) -> Score {
             )
             .await
             .expect("search");
-        let answer = out.json.expect("json");
+        let answer = out.into_json().expect("json");
         let found: Vec<&str> = answer["matches"]
             .as_array()
             .expect("matches")

@@ -254,7 +254,7 @@ async fn the_guest_reads_no_echoed_secret_and_cannot_send_one_elsewhere() {
     .expect("exchange");
     let heads = server.heads.lock().expect("lock").clone();
     assert!(heads[0].contains(secret), "the server got the credential");
-    let json = out.json.expect("json");
+    let json = out.json().expect("json");
     let body: String = json["body-reversed"]
         .as_str()
         .expect("body")
@@ -412,7 +412,7 @@ async fn approval_text_and_output_of_a_plugin_with_secrets_are_scanned() {
         .await
         .expect("echo");
     assert_eq!(
-        out.json.expect("json")["echo"],
+        out.into_json().expect("json")["echo"],
         "send [secret EXAMPLE_KEY redacted] to the world"
     );
     host.call_value(

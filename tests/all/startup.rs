@@ -60,7 +60,7 @@ async fn cached_plugins_serve_at_once_and_the_rest_arrive_after_compiling() {
         .call("echo", r#"{"text": "late"}"#, &options)
         .await
         .expect("echo, once compiled");
-    assert_eq!(out.json.expect("json")["echo"], "late");
+    assert_eq!(out.into_json().expect("json")["echo"], "late");
     let seen = seen.lock().expect("lock").clone();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(

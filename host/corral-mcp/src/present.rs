@@ -110,8 +110,8 @@ pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult
             meta.insert("corral/fuelConsumed".into(), json!(out.fuel_consumed));
             meta.insert("corral/attempts".into(), json!(out.attempts));
             meta.insert("corral/cacheHit".into(), json!(out.cache_hit));
-            let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
-            if let Some(object @ Value::Object(_)) = out.json {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(out.text.clone())]);
+            if let Some(object @ Value::Object(_)) = out.into_json() {
                 result.structured_content = Some(object);
             }
             result.meta = Some(meta);

@@ -44,7 +44,7 @@ fn bench(c: &mut Criterion) {
     let out = rt
         .block_on(host.call("execute_tool_plan", &plan, &options))
         .expect("plan");
-    assert_eq!(out.json.expect("json")["status"], "succeeded");
+    assert_eq!(out.into_json().expect("json")["status"], "succeeded");
 
     let mut group = c.benchmark_group("wait_100ms");
     group.sample_size(20);

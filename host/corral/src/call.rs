@@ -4,6 +4,7 @@
 //! it live in `stages`.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -141,15 +142,17 @@ impl std::fmt::Debug for CallOptions {
 /// JSON shape (`corral call --json`): `{"tool", "ok": true, "output": <the
 /// output as JSON, or as a string when it is not JSON>, "return_behavior":
 /// "to_llm"|"immediate", "duration_ms", "fuel_consumed"}`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct CallOutput {
     /// The tool that ran.
     pub tool: String,
     /// The output text exactly as the guest returned it.
     pub text: String,
-    /// The output parsed as JSON, when it is JSON.
-    pub json: Option<Value>,
+    /// `text` parsed as JSON ([`CallOutput::json`]): set when the call
+    /// parsed it already (an output contract was checked, a built-in built
+    /// the value), else on first use.
+    pub(crate) json: OnceLock<Option<Value>>,
     /// Where the result should go, from the tool's metadata.
     pub return_behavior: ReturnBehavior,
     /// Wall-clock time of the whole call: validation, sandbox, teardown.
@@ -161,6 +164,41 @@ pub struct CallOutput {
     pub attempts: u32,
     /// Whether the result came from the result cache (no guest code ran).
     pub cache_hit: bool,
+}
+
+impl CallOutput {
+    /// The output parsed as JSON, `None` when it is not JSON (plain text).
+    /// Parsed on first use and kept, so a caller that reads only
+    /// [`text`](Self::text) never pays for a parse, and nobody parses it
+    /// twice (a tool with an output schema had it parsed for the check).
+    pub fn json(&self) -> Option<&Value> {
+        self.json
+            .get_or_init(|| serde_json::from_str(&self.text).ok())
+            .as_ref()
+    }
+
+    /// [`CallOutput::json`], owned: the parsed value taken out of the
+    /// output (parsed now if nobody has yet).
+    pub fn into_json(mut self) -> Option<Value> {
+        match self.json.take() {
+            Some(parsed) => parsed,
+            None => serde_json::from_str(&self.text).ok(),
+        }
+    }
+}
+
+/// Equal when every field is: the parsed JSON is a function of `text`, so
+/// whether either side has parsed it yet does not matter.
+impl PartialEq for CallOutput {
+    fn eq(&self, other: &Self) -> bool {
+        self.tool == other.tool
+            && self.text == other.text
+            && self.return_behavior == other.return_behavior
+            && self.duration == other.duration
+            && self.fuel_consumed == other.fuel_consumed
+            && self.attempts == other.attempts
+            && self.cache_hit == other.cache_hit
+    }
 }
 
 /// AgentEnsemble's result contract for either outcome of a call: output,
@@ -212,5 +250,33 @@ mod tests {
         let result = ToolResult::from(&err);
         assert!(!result.success);
         assert!(result.llm_text().starts_with("Error: tool `t` overflowed"));
+    }
+
+    fn output(text: &str) -> CallOutput {
+        CallOutput {
+            tool: "t".into(),
+            text: text.into(),
+            json: OnceLock::new(),
+            return_behavior: ReturnBehavior::ToLlm,
+            duration: Duration::ZERO,
+            fuel_consumed: 1,
+            attempts: 1,
+            cache_hit: false,
+        }
+    }
+
+    #[test]
+    fn json_is_parsed_on_first_use_and_kept() {
+        let out = output(r#"{"n": 1}"#);
+        assert!(out.json.get().is_none(), "nothing parsed before it is asked for");
+        let unparsed = out.clone();
+        assert_eq!(out.json(), Some(&serde_json::json!({"n": 1})));
+        assert!(out.json.get().is_some(), "kept once parsed");
+        assert_eq!(out, unparsed, "equality does not depend on what was parsed");
+        assert_eq!(unparsed.into_json(), Some(serde_json::json!({"n": 1})));
+        assert_eq!(out.into_json(), Some(serde_json::json!({"n": 1})));
+        let text = output("plain words");
+        assert_eq!(text.json(), None);
+        assert_eq!(text.into_json(), None);
     }
 }

@@ -147,7 +147,7 @@ async fn console_prompts_from_concurrent_calls_do_not_interleave() {
     let (ok, rejected): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
     assert_eq!(ok.len(), 1);
     assert_eq!(
-        ok[0].as_ref().unwrap().json.as_ref().unwrap()["message"],
+        ok[0].as_ref().unwrap().json().unwrap()["message"],
         first_word
     );
     assert_eq!(

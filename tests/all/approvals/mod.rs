@@ -94,7 +94,7 @@ pub(crate) fn builder(dir: &Path) -> HostBuilder {
 pub(crate) async fn call(host: &Host, tool: &str, arguments: &str) -> Result<Value, CallError> {
     host.call(tool, arguments, &CallOptions::default())
         .await
-        .map(|out| out.json.expect("json output"))
+        .map(|out| out.into_json().expect("json output"))
 }
 
 pub(crate) const DELETE_ALL: &str = r#"{"message": "delete everything"}"#;

@@ -28,7 +28,7 @@ async fn serve(limits: Limits) -> (tempfile::TempDir, Host) {
 async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
     host.call_value(tool, arguments, &CallOptions::default())
         .await
-        .map(|out| out.json.unwrap_or(Value::Null))
+        .map(|out| out.into_json().unwrap_or(Value::Null))
 }
 
 /// A benign call answers right after the hostile one.

@@ -28,7 +28,7 @@ async fn plans_the_manifest_and_tool_search_treat_them_like_any_tool() {
         .call_value("execute_tool_plan", plan, &CallOptions::default())
         .await
         .expect("plan runs");
-    let result = out.json.expect("json");
+    let result = out.into_json().expect("json");
     let step = |id: &str| -> Value {
         result["steps"]
             .as_array()

@@ -89,7 +89,7 @@ async fn on_path(host: &Host, path: &str, prefix: &str, tool: &str, arguments: &
                 .call_value("execute_tool_plan", plan, &options)
                 .await
                 .expect("plan");
-            let step = out.json.expect("json")["steps"][0].clone();
+            let step = out.into_json().expect("json")["steps"][0].clone();
             let ok = step["status"] == "succeeded";
             return Outcome {
                 ok,

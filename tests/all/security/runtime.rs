@@ -200,7 +200,7 @@ async fn guest_error_text_reaches_every_surface_escaped_with_its_code() {
         )
         .await
         .expect("plan");
-    let step = &out.json.expect("json")["steps"][0];
+    let step = &out.into_json().expect("json")["steps"][0];
     assert_eq!(step["error"]["code"], 42, "{step}");
     assert_eq!(step["error"]["kind"], "tool_failed", "{step}");
 }
@@ -214,7 +214,7 @@ async fn a_tool_that_returns_nothing_succeeds_with_the_empty_string() {
         .await
         .expect("nothing");
     assert_eq!(out.text, "");
-    assert_eq!(out.json, None);
+    assert_eq!(out.json(), None);
 }
 
 #[tokio::test]

@@ -197,7 +197,7 @@ pub async fn host_with(dir: &Path, limits: Limits) -> Host {
 pub async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {
     host.call(tool, &arguments.to_string(), &CallOptions::default())
         .await
-        .map(|out| out.json.expect("the tool returns JSON"))
+        .map(|out| out.into_json().expect("the tool returns JSON"))
 }
 
 /// The error of a call expected to fail.
@@ -235,7 +235,7 @@ pub async fn assert_still_serves(host: &Host) {
         .call("echo", r#"{"text":"still here"}"#, &Default::default())
         .await
         .expect("a benign call succeeds after the hostile one");
-    assert_eq!(out.json.expect("json")["echo"], "still here");
+    assert_eq!(out.into_json().expect("json")["echo"], "still here");
 }
 
 /// Lowercase hex sha256 of the built guest `name`.

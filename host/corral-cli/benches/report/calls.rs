@@ -137,8 +137,17 @@ pub fn sequential(effort: Effort, report: &mut Report) {
         figure: "`Host::call`, `sha256` of \"abc\" (Rust), one caller, p50".into(),
         value: Value::Micros(ours),
         baseline: Some(("bare wasmtime floor, p50".into(), Value::Micros(bare))),
-        target: "≤ 12 µs and ≤ 1.2× the floor".into(),
-        met: Some(ours <= 12.0 && ours <= 1.2 * bare),
+        target: "≤ 1.2× the floor".into(),
+        met: Some(ours <= 1.2 * bare),
+    });
+    // The absolute target, apart: it sits within a microsecond of the floor
+    // itself, which no sandboxed call of this component can go below.
+    report.push(Row {
+        figure: "… the same p50 against the absolute target".into(),
+        value: Value::Micros(ours),
+        baseline: Some(("floor, p50".into(), Value::Micros(bare))),
+        target: "≤ 12 µs".into(),
+        met: Some(ours <= 12.0),
     });
     let n = effort.pick(5_000, 3);
     let mut ours = host_latencies(&rt, &host, SHA256, n / 2 + 1, IDLE);

@@ -44,7 +44,7 @@ pub fn cpu_plan(effort: Effort, report: &mut Report) {
         let out = rt
             .block_on(host.call("execute_tool_plan", &plan, &options))
             .expect("plan");
-        assert_eq!(out.json.expect("json")["status"], "succeeded");
+        assert_eq!(out.into_json().expect("json")["status"], "succeeded");
         start.elapsed().as_secs_f64() * 1e3
     };
     one_by_one();

@@ -72,13 +72,13 @@ impl CallCmd {
                     print_json(&json!({
                         "tool": out.tool,
                         "ok": true,
-                        "output": out.json.clone().unwrap_or(Value::String(out.text.clone())),
+                        "output": out.json().cloned().unwrap_or(Value::String(out.text.clone())),
                         "return_behavior": out.return_behavior,
                         "duration_ms": out.duration.as_secs_f64() * 1e3,
                         "fuel_consumed": out.fuel_consumed,
                     }))?;
                 } else {
-                    match &out.json {
+                    match out.json() {
                         Some(value) => print_json(value)?,
                         None => outln!("{}", super::for_stdout(&out.text))?,
                     }

@@ -87,7 +87,7 @@ impl PlanCmd {
         }
         let options = CallOptions::default().with_context(self.gates.call_context());
         let result = match host.call(PLAN_TOOL, &text, &options).await {
-            Ok(out) => out.json.unwrap_or_default(),
+            Ok(out) => out.into_json().unwrap_or_default(),
             Err(err) => {
                 if let Some(err) = super::call::setup_error(&err, &self.gates) {
                     return Err(err);

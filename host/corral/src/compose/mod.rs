@@ -43,7 +43,7 @@ pub trait Caller: Send + Sync {
 /// A step's output as `$ref` and adapters see it: the parsed JSON when the
 /// tool returned JSON, its text otherwise. Nothing is parsed again.
 pub(crate) fn output_of(out: &CallOutput) -> Output {
-    match &out.json {
+    match out.json() {
         Some(value) => Output::Json(value.clone()),
         None => Output::Text(out.text.clone()),
     }

@@ -81,7 +81,7 @@ impl LoopMemo {
         Some(CallOutput {
             tool: tool.spec().name.clone(),
             text: advice.clone(),
-            json: None,
+            json: Default::default(),
             return_behavior: ReturnBehavior::ToLlm,
             duration: started.elapsed(),
             fuel_consumed: 0,

@@ -40,7 +40,7 @@ use crate::stages::{self, CallEnv, RawArguments};
 /// let out = host
 ///     .call("word_count", r#"{"text": "one two"}"#, &CallOptions::default())
 ///     .await?;
-/// assert_eq!(out.json.unwrap()["words"], 2);
+/// assert_eq!(out.json().unwrap()["words"], 2);
 /// # Ok(()) }
 /// ```
 ///
@@ -330,7 +330,8 @@ impl Host {
             RawArguments::Text(text) | RawArguments::Parsed(_, text) => text.clone(),
         };
         let mut catalog = self.catalog();
-        if catalog.tool(name).is_none() && !catalog.pending().is_empty() {
+        let mut tool = catalog.tool(name).cloned();
+        if tool.is_none() && !catalog.pending().is_empty() {
             self.wait_for_tool(
                 name,
                 self.inner.env.limits.timeout(),
@@ -338,11 +339,12 @@ impl Host {
             )
             .await;
             catalog = self.catalog();
+            tool = catalog.tool(name).cloned();
         }
-        let tool = catalog.tool(name).cloned();
         let result = stages::run(
             &self.inner.env,
             catalog,
+            tool.clone(),
             self,
             name,
             arguments,

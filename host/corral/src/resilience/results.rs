@@ -72,7 +72,7 @@ mod tests {
         Ok(CallOutput {
             tool: "t".into(),
             text: text.into(),
-            json: None,
+            json: Default::default(),
             return_behavior: crate::spec::ReturnBehavior::ToLlm,
             duration: Duration::ZERO,
             fuel_consumed: 1,

@@ -150,6 +150,12 @@ impl ToolState {
         &self.identity
     }
 
+    /// The tool's name, shared (the sandbox's log fields and leak scan
+    /// take it per call without copying it).
+    pub(crate) fn name(&self) -> Arc<str> {
+        self.label.clone()
+    }
+
     /// The tool's name as a metrics label.
     pub(crate) fn label(&self) -> metrics::SharedString {
         metrics::SharedString::from(self.label.clone())

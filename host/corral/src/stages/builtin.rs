@@ -80,7 +80,7 @@ pub(super) async fn run<H: Caller + Clone + 'static>(
     Ok(CallOutput {
         tool: name.to_string(),
         text: json.to_string(),
-        json: Some(json),
+        json: Some(json).into(),
         return_behavior: ReturnBehavior::ToLlm,
         duration: started.elapsed(),
         fuel_consumed: fuel,

@@ -86,9 +86,12 @@ pub(super) fn outcome(
                     limit_bytes: limits.output_bytes,
                 });
             }
-            let json: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+            // Parsed here only to check an output contract (and kept);
+            // otherwise on first use (`CallOutput::json`).
+            let json = std::sync::OnceLock::new();
             if let Some(contract) = tool.output_validator() {
-                let problems = match &json {
+                let parsed = serde_json::from_str(&text).ok();
+                let problems = match &parsed {
                     Some(value) => crate::schema::problems(contract, value).err(),
                     None => Some(vec!["`(root)`: the result is not JSON".to_string()]),
                 };
@@ -98,6 +101,7 @@ pub(super) fn outcome(
                         problems: problems.into_iter().map(guest_text).collect(),
                     });
                 }
+                let _ = json.set(parsed);
             }
             Ok(CallOutput {
                 tool: name.to_string(),

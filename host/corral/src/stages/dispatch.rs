@@ -129,7 +129,7 @@ impl DispatchShared {
             arguments: invocation.arguments.value.clone(),
             reviewer: invocation.options.reviewer.clone(),
         });
-        let tool_name: Arc<str> = Arc::from(name);
+        let tool_name = tool.state().name();
         let leaks = crate::secrets::Leaks::new(
             plugin.grants().redactor.clone(),
             tool_name.clone(),

@@ -116,22 +116,26 @@ fn shared(pairs: Vec<(String, String)>) -> Arc<Vec<(String, String)>> {
     }
 }
 
-/// Runs stages 1 to 6 for one call of `name`. `host` is the caller that plan
-/// and pipeline steps go through (the host itself). The caller records
-/// (stage 7).
+/// Runs stages 1 to 6 for one call of `name`. `found` is what the caller
+/// already looked `name` up to in `catalog` (it records with the tool's
+/// metric keys), so the name is looked up once a call. `host` is the caller
+/// that plan and pipeline steps go through (the host itself). The caller
+/// records (stage 7).
 ///
 /// # Errors
 /// The [`CallError`] of the first stage that fails.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run<H: Caller + Clone + 'static>(
     env: &CallEnv,
     catalog: Arc<Catalog>,
+    found: Option<Arc<crate::registry::Tool>>,
     host: &H,
     name: &str,
     arguments: RawArguments,
     options: &CallOptions,
     started: Instant,
 ) -> Result<CallOutput, CallError> {
-    let tool = resolve::tool(&catalog, name)?;
+    let tool = resolve::tool(&catalog, name, found)?;
     let builtin_catalog = matches!(tool.provider(), Provider::Builtin(_)).then_some(catalog);
     let arguments = validate::arguments(&tool, arguments)?;
     if let Some(advice) = env.loops.check(&tool, options, started) {
