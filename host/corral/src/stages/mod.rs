@@ -24,7 +24,9 @@
 //!    for cache, rate limit and retry); a pipeline or a plan runs its steps
 //!    through [`Caller`], each step taking this whole path again.
 //! 6. **classify** and **cap the output** ([`classify`]): the sandbox's
-//!    outcome to a [`CallOutput`] or one [`CallError`] class.
+//!    outcome to a [`CallOutput`] or one [`CallError`] class. The output
+//!    is parsed as JSON here only when the tool declares an output schema
+//!    (and kept); otherwise on first use ([`CallOutput::json`]).
 //! 7. **record** ([`record`]): the per-call log line and metrics.
 //!
 //! Invariants: a stage never re-parses what an earlier one parsed; every
