@@ -117,6 +117,24 @@ fn idle_for(idle: Duration) {
 /// same component and call on the same engine configuration: back to back,
 /// then each call after the caller idled (as a server's calls are: the
 /// caches the call needs have gone cold, and both slow down).
+/// p50s of `n` calls of `Host::call` and `n` of the floor's, in blocks
+/// that alternate [`BLOCKS`] times, so that a slow spell of the machine
+/// falls on both alike; each call after `idle`.
+fn interleaved(rt: &Runtime, host: &Host, floor: &Floor, n: usize, idle: Duration) -> (f64, f64) {
+    let block = n / BLOCKS + 1;
+    let (mut ours, mut bare) = (Vec::new(), Vec::new());
+    for _ in 0..BLOCKS {
+        ours.extend(host_latencies(rt, host, SHA256, block, idle));
+        bare.extend(floor_latencies(rt, floor, SHA256, block, idle));
+    }
+    (p50_micros(&mut ours), p50_micros(&mut bare))
+}
+
+/// How many times the one-call rows alternate between corral and the floor.
+const BLOCKS: usize = 20;
+
+/// One caller's `Host::call` p50 against the bare-wasmtime floor's, back to
+/// back and after an idle spell of [`IDLE`].
 pub fn sequential(effort: Effort, report: &mut Report) {
     let rt = runtime();
     let plugin = sample("encode");
@@ -124,15 +142,11 @@ pub fn sequential(effort: Effort, report: &mut Report) {
     let engine = corral::Engine::new(PoolConfig::default()).expect("engine");
     let floor = Floor::new(&engine, &plugin);
     let n = effort.pick(20_000, 3);
-    // Warm both, then interleave halves so drift hits both alike.
+    // Warm both, then interleave blocks so drift hits both alike.
     let zero = Duration::ZERO;
     host_latencies(&rt, &host, SHA256, n / 10 + 1, zero);
     floor_latencies(&rt, &floor, SHA256, n / 10 + 1, zero);
-    let mut ours = host_latencies(&rt, &host, SHA256, n / 2 + 1, zero);
-    let mut bare = floor_latencies(&rt, &floor, SHA256, n / 2 + 1, zero);
-    ours.extend(host_latencies(&rt, &host, SHA256, n / 2 + 1, zero));
-    bare.extend(floor_latencies(&rt, &floor, SHA256, n / 2 + 1, zero));
-    let (ours, bare) = (p50_micros(&mut ours), p50_micros(&mut bare));
+    let (ours, bare) = interleaved(&rt, &host, &floor, n, zero);
     report.push(Row {
         figure: "`Host::call`, `sha256` of \"abc\" (Rust), one caller, p50".into(),
         value: Value::Micros(ours),
@@ -150,11 +164,7 @@ pub fn sequential(effort: Effort, report: &mut Report) {
         met: Some(ours <= 12.0),
     });
     let n = effort.pick(5_000, 3);
-    let mut ours = host_latencies(&rt, &host, SHA256, n / 2 + 1, IDLE);
-    let mut bare = floor_latencies(&rt, &floor, SHA256, n / 2 + 1, IDLE);
-    ours.extend(host_latencies(&rt, &host, SHA256, n / 2 + 1, IDLE));
-    bare.extend(floor_latencies(&rt, &floor, SHA256, n / 2 + 1, IDLE));
-    let (ours, bare) = (p50_micros(&mut ours), p50_micros(&mut bare));
+    let (ours, bare) = interleaved(&rt, &host, &floor, n, IDLE);
     report.push(Row {
         figure: format!(
             "… each call after the caller slept {} µs, p50",
