@@ -344,7 +344,10 @@ async fn approval_and_context_come_from_the_policy() {
         )
         .await
         .expect("call");
-    assert_eq!(out.into_json().unwrap()["context"], json!({"tenant": "acme"}));
+    assert_eq!(
+        out.into_json().unwrap()["context"],
+        json!({"tenant": "acme"})
+    );
 }
 
 #[tokio::test]

@@ -110,8 +110,9 @@ pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult
             meta.insert("corral/fuelConsumed".into(), json!(out.fuel_consumed));
             meta.insert("corral/attempts".into(), json!(out.attempts));
             meta.insert("corral/cacheHit".into(), json!(out.cache_hit));
-            let mut result = CallToolResult::success(vec![ContentBlock::text(out.text.clone())]);
-            if let Some(object @ Value::Object(_)) = out.into_json() {
+            let (text, json) = out.into_text_and_json();
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            if let Some(object @ Value::Object(_)) = json {
                 result.structured_content = Some(object);
             }
             result.meta = Some(meta);

@@ -179,11 +179,19 @@ impl CallOutput {
 
     /// [`CallOutput::json`], owned: the parsed value taken out of the
     /// output (parsed now if nobody has yet).
-    pub fn into_json(mut self) -> Option<Value> {
-        match self.json.take() {
+    pub fn into_json(self) -> Option<Value> {
+        self.into_text_and_json().1
+    }
+
+    /// [`text`](Self::text) and [`CallOutput::json`], both owned, without
+    /// copying either (an MCP result carries the text and, for an object,
+    /// the same output as structured content).
+    pub fn into_text_and_json(mut self) -> (String, Option<Value>) {
+        let json = match self.json.take() {
             Some(parsed) => parsed,
             None => serde_json::from_str(&self.text).ok(),
-        }
+        };
+        (self.text, json)
     }
 }
 
@@ -268,7 +276,10 @@ mod tests {
     #[test]
     fn json_is_parsed_on_first_use_and_kept() {
         let out = output(r#"{"n": 1}"#);
-        assert!(out.json.get().is_none(), "nothing parsed before it is asked for");
+        assert!(
+            out.json.get().is_none(),
+            "nothing parsed before it is asked for"
+        );
         let unparsed = out.clone();
         assert_eq!(out.json(), Some(&serde_json::json!({"n": 1})));
         assert!(out.json.get().is_some(), "kept once parsed");
@@ -277,6 +288,10 @@ mod tests {
         assert_eq!(out.into_json(), Some(serde_json::json!({"n": 1})));
         let text = output("plain words");
         assert_eq!(text.json(), None);
+        assert_eq!(
+            text.clone().into_text_and_json(),
+            ("plain words".to_string(), None)
+        );
         assert_eq!(text.into_json(), None);
     }
 }

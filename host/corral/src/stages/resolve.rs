@@ -18,10 +18,11 @@ pub(super) fn tool(
     found: Option<Arc<Tool>>,
 ) -> Result<Arc<Tool>, CallError> {
     debug_assert!(
-        found.as_ref().map(|t| t.spec().name.as_str()) == catalog.tool(name).map(|t| t.spec().name.as_str())
+        found.as_ref().map(|t| t.spec().name.as_str())
+            == catalog.tool(name).map(|t| t.spec().name.as_str())
     );
     found.ok_or_else(|| CallError::UnknownTool {
-            name: name.to_string(),
-            suggestion: catalog.registry.suggest(name),
-        })
+        name: name.to_string(),
+        suggestion: catalog.registry.suggest(name),
+    })
 }
