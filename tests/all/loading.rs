@@ -252,3 +252,79 @@ async fn the_cache_is_used_and_a_corrupt_entry_is_recompiled() {
     assert!(third.load_errors().is_empty(), "{:?}", third.load_errors());
     assert_still_serves(&third).await;
 }
+
+/// Entries named `*.wasm` that are not plugins (a named pipe, a directory,
+/// a symlink loop, a file whose name carries terminal escapes) are each
+/// reported with the reason instead of skipped, the pipe is never waited
+/// on, and `corral list` shows every name escaped; the other plugins serve.
+#[cfg(unix)]
+#[tokio::test]
+async fn odd_entries_are_reported_with_their_reason_and_names_escaped() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let fifo = dir.path().join("fifo.wasm");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+    std::fs::create_dir(dir.path().join("dir.wasm")).expect("dir");
+    std::os::unix::fs::symlink("loop.wasm", dir.path().join("loop.wasm")).expect("symlink");
+    let evil = dir.path().join("ev\u{1b}[2Jil.wasm");
+    std::fs::write(&evil, "x").expect("write");
+
+    let host = host(dir.path()).await;
+    let mut errors: Vec<_> = host
+        .load_errors()
+        .iter()
+        .map(|e| {
+            (
+                e.path.file_name().expect("name").to_owned(),
+                e.reason.clone(),
+            )
+        })
+        .collect();
+    errors.sort_by(|a, b| a.0.cmp(&b.0));
+    let names: Vec<_> = errors.iter().map(|(n, _)| n.to_string_lossy()).collect();
+    assert_eq!(
+        names,
+        ["dir.wasm", "ev\u{1b}[2Jil.wasm", "fifo.wasm", "loop.wasm"],
+        "{errors:?}"
+    );
+    assert_eq!(errors[0].1, LoadErrorReason::NotAFile("a directory"));
+    assert_eq!(errors[1].1, LoadErrorReason::NotWasm);
+    assert_eq!(
+        errors[2].1,
+        LoadErrorReason::NotAFile("a named pipe (FIFO)")
+    );
+    assert!(matches!(errors[3].1, LoadErrorReason::Io(_)), "{errors:?}");
+    assert_still_serves(&host).await;
+
+    let out = crate::cli::corral(dir.path(), &["list"]);
+    assert!(out.status.success(), "{out:?}");
+    for stream in [&out.stdout, &out.stderr] {
+        assert!(
+            !stream.contains(&0x1b),
+            "a raw escape reached the terminal: {}",
+            String::from_utf8_lossy(stream)
+        );
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let not_loaded: Vec<_> = stderr
+        .lines()
+        .filter(|l| l.starts_with("not loaded: "))
+        .collect();
+    assert_eq!(not_loaded.len(), 4, "{stderr}");
+    assert!(
+        not_loaded
+            .iter()
+            .any(|l| l.contains("fifo.wasm: is a named pipe (FIFO), not a regular file")),
+        "{stderr}"
+    );
+    assert!(
+        not_loaded.iter().any(|l| l.contains("ev\\u{1b}[2Jil.wasm")),
+        "{stderr}"
+    );
+}

@@ -328,6 +328,11 @@ pub enum LoadErrorReason {
     /// the lock file cannot be read.
     #[error("{0}")]
     Locked(String),
+    /// The name ends in `.wasm` but the entry is not a regular file (a
+    /// directory, a named pipe, a socket, a device); it is never opened
+    /// for reading, so a named pipe cannot stall the load.
+    #[error("is {0}, not a regular file; remove it from the plugin directory")]
+    NotAFile(&'static str),
     /// The file does not start with the wasm magic bytes.
     #[error("not a WebAssembly file (no `\\0asm` header); remove it from the plugin directory")]
     NotWasm,

@@ -1,8 +1,10 @@
 //! What the loader (and `Host::inspect`) may read as a plugin file: a regular
-//! file within the host's size cap, checked before a byte is read, so a huge
-//! file named `*.wasm` costs a `stat`, not its size in memory. The same cap
-//! serves the distribution client, which refuses a larger layer before
-//! writing it.
+//! file within the host's size cap that starts with the wasm header, all
+//! checked before the rest is read, so a huge file named `*.wasm` costs a
+//! `stat`, and a large file that is not wasm costs 4 bytes, not its size in
+//! memory. A named pipe, a directory or a symlink loop named `*.wasm` is
+//! reported with what it is, never waited on. The same cap serves the
+//! distribution client, which refuses a larger layer before writing it.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -13,26 +15,84 @@ use crate::error::{HostError, LoadErrorReason};
 /// by componentize-py is about 40 MiB; a Rust one is well under 1 MiB.
 pub const DEFAULT_MAX_PLUGIN_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The bytes of the plugin file `path`, if it is at most `max_bytes` long.
+/// The wasm magic bytes every module and component starts with.
+const WASM_MAGIC: &[u8; 4] = b"\0asm";
+
+/// Opens `path` for reading without waiting: a named pipe with no writer
+/// would block a plain `open`; here it opens at once, and the type check
+/// after refuses it.
+fn open(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    options.open(path)
+}
+
+/// What a non-regular file is, for [`LoadErrorReason::NotAFile`].
+fn kind(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if file_type.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_block_device() || file_type.is_char_device() {
+            return "a device";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The bytes of the plugin file `path`, if it is a regular file of at most
+/// `max_bytes` that starts with the wasm header. The file is opened once
+/// and every check is made on what was opened, so a file replaced while
+/// it is read is read whole as it was when opened.
 ///
 /// # Errors
-/// [`LoadErrorReason::TooLarge`] for a larger file (it grew past the cap
-/// while being read counts too), [`LoadErrorReason::Io`] when it cannot be
-/// read.
+/// - [`LoadErrorReason::NotAFile`] for a directory, named pipe, socket or
+///   device;
+/// - [`LoadErrorReason::TooLarge`] for a larger file (it grew past the cap
+///   while being read counts too);
+/// - [`LoadErrorReason::NotWasm`] when its first 4 bytes are not `\0asm`
+///   (nothing after them is read);
+/// - [`LoadErrorReason::Io`] when it cannot be opened or read (a dangling
+///   symlink, a symlink loop, no permission).
 pub(crate) fn read_plugin(path: &Path, max_bytes: u64) -> Result<Vec<u8>, LoadErrorReason> {
     let io = |e: std::io::Error| LoadErrorReason::Io(e.to_string());
-    let file = std::fs::File::open(path).map_err(io)?;
-    let size = file.metadata().map_err(io)?.len();
+    let file = open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(LoadErrorReason::NotAFile(kind(meta.file_type())));
+    }
+    let size = meta.len();
     if size > max_bytes {
         return Err(LoadErrorReason::TooLarge {
             bytes: size,
             limit_bytes: max_bytes,
         });
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(max_bytes.saturating_add(1))
+    let mut reader = file.take(max_bytes.saturating_add(1));
+    let mut bytes = Vec::with_capacity(WASM_MAGIC.len());
+    (&mut reader)
+        .take(WASM_MAGIC.len() as u64)
         .read_to_end(&mut bytes)
         .map_err(io)?;
+    if bytes.as_slice() != WASM_MAGIC {
+        return Err(LoadErrorReason::NotWasm);
+    }
+    bytes.reserve(usize::try_from(size).unwrap_or(0));
+    reader.read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() as u64 > max_bytes {
         return Err(LoadErrorReason::TooLarge {
             bytes: bytes.len() as u64,
@@ -42,7 +102,10 @@ pub(crate) fn read_plugin(path: &Path, max_bytes: u64) -> Result<Vec<u8>, LoadEr
     Ok(bytes)
 }
 
-/// The `*.wasm` files directly inside `dir`, sorted by file name.
+/// The entries named `*.wasm` directly inside `dir`, sorted by file name,
+/// whatever their type: one that is not a regular file (a directory, a
+/// named pipe, a symlink loop) is listed too, so the loader reports it as
+/// not loaded with the reason instead of skipping it without a word.
 ///
 /// # Errors
 /// [`HostError::PluginDir`] when the directory cannot be listed.
@@ -54,7 +117,7 @@ pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, HostError> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io_err)? {
         let path = entry.map_err(io_err)?.path();
-        if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
+        if path.extension().is_some_and(|e| e == "wasm") {
             files.push(path);
         }
     }
@@ -82,5 +145,64 @@ mod tests {
         );
         std::fs::write(&path, b"\0asm").expect("write");
         assert_eq!(read_plugin(&path, 4).expect("read"), b"\0asm");
+    }
+
+    #[test]
+    fn a_large_file_without_the_header_is_refused_for_its_header() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("big.wasm");
+        let file = std::fs::File::create(&path).expect("create");
+        // Under the cap, not wasm: refused for the header, not the size.
+        file.set_len(64 << 20).expect("grow");
+        assert_eq!(read_plugin(&path, 256 << 20), Err(LoadErrorReason::NotWasm));
+        std::fs::write(&path, b"\0as").expect("write");
+        assert_eq!(read_plugin(&path, 256 << 20), Err(LoadErrorReason::NotWasm));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn entries_that_are_not_regular_files_are_listed_and_refused_with_what_they_are() {
+        let dir = tempfile::tempdir().expect("dir");
+        let fifo = dir.path().join("fifo.wasm");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+        let subdir = dir.path().join("dir.wasm");
+        std::fs::create_dir(&subdir).expect("dir");
+        let looped = dir.path().join("loop.wasm");
+        std::os::unix::fs::symlink("loop.wasm", &looped).expect("symlink");
+        let dangling = dir.path().join("gone.wasm");
+        std::os::unix::fs::symlink("nowhere.wasm", &dangling).expect("symlink");
+        std::fs::write(dir.path().join("notes.txt"), "not a plugin").expect("write");
+
+        assert_eq!(
+            plugin_files(dir.path()).expect("list"),
+            vec![
+                subdir.clone(),
+                fifo.clone(),
+                dangling.clone(),
+                looped.clone()
+            ]
+        );
+        // The named pipe has no writer: a plain open would wait forever.
+        assert_eq!(
+            read_plugin(&fifo, 1 << 20),
+            Err(LoadErrorReason::NotAFile("a named pipe (FIFO)"))
+        );
+        assert_eq!(
+            read_plugin(&subdir, 1 << 20),
+            Err(LoadErrorReason::NotAFile("a directory"))
+        );
+        for path in [&looped, &dangling] {
+            match read_plugin(path, 1 << 20) {
+                Err(LoadErrorReason::Io(message)) => assert!(!message.is_empty()),
+                other => panic!("{}: {other:?}", path.display()),
+            }
+        }
     }
 }
