@@ -26,6 +26,12 @@ cargo test --workspace --locked 2>&1 | tee "$log"
 echo "==> benchmarks, once each"
 cargo test --workspace --locked --bench '*' 2>&1 | tee -a "$log"
 
+# The cargo-fuzz targets (a workspace of their own, run with nightly outside
+# CI, scripts in BENCHMARKS.md): checked on stable, so a library change that
+# breaks one fails here rather than on the day someone fuzzes.
+echo "==> fuzz targets build"
+CARGO_TARGET_DIR=target/fuzz-check cargo check --manifest-path fuzz/Cargo.toml --locked --bins
+
 # The MCP server against clients nobody here wrote (installed pinned).
 mcp_status=0
 scripts/mcp-clients.sh 2>&1 | tee -a "$log" || mcp_status=$?

@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
-use corral::plan::reference::{self, Output};
-use corral::plan::{Plan, PlanLimits};
+use corral::__fuzz::{self as reference, Output};
+use corral::{Plan, PlanLimits};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
