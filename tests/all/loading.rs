@@ -247,10 +247,26 @@ async fn the_cache_is_used_and_a_corrupt_entry_is_recompiled() {
     let second = build().await.expect("host from cache");
     assert_still_serves(&second).await;
 
-    std::fs::write(&entries[0], b"garbage").expect("corrupt the entry");
-    let third = build().await.expect("host despite a corrupt cache entry");
-    assert!(third.load_errors().is_empty(), "{:?}", third.load_errors());
-    assert_still_serves(&third).await;
+    // Garbage, a truncated entry, one flipped bit: each is caught by the
+    // entry's checksum before `deserialize`, recompiled and rewritten whole.
+    let whole = std::fs::read(&entries[0]).expect("entry");
+    let mut flipped = whole.clone();
+    flipped[whole.len() / 2] ^= 0x10;
+    for corrupt in [
+        b"garbage".to_vec(),
+        whole[..whole.len() - 1].to_vec(),
+        flipped,
+    ] {
+        std::fs::write(&entries[0], &corrupt).expect("corrupt the entry");
+        let host = build().await.expect("host despite a corrupt cache entry");
+        assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+        assert_still_serves(&host).await;
+        assert_eq!(
+            std::fs::read(&entries[0]).expect("entry").len(),
+            whole.len(),
+            "the entry is rewritten whole"
+        );
+    }
 }
 
 /// Entries named `*.wasm` that are not plugins (a named pipe, a directory,

@@ -12,8 +12,12 @@
 //! Safety: `Component::deserialize` trusts its input, since it is native
 //! code. Only files this module wrote itself, under a key derived from content
 //! and engine, are ever deserialized; the directory is created with mode 0700.
-//! Anyone who can write to the cache directory can run code as the host user,
-//! so do not point it at a shared location.
+//! Each entry ends in a trailer (CRC-32 and length of the serialized
+//! component, [`TRAILER_LEN`] bytes), checked before `deserialize` sees a
+//! byte: a truncated or bit-flipped entry (a full disk, a crash, a bad
+//! sector) is recompiled and rewritten, never run. The checksum catches
+//! accidents, not an attacker: anyone who can write to the cache directory
+//! can run code as the host user, so do not point it at a shared location.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -99,15 +103,24 @@ impl ComponentCache {
         // Read into memory rather than `deserialize_file`'s mmap: a cache file
         // truncated by someone else while mapped would SIGBUS the whole host.
         // The copy costs about 0.2 ms per plugin at load.
-        if let Ok(artifact) = std::fs::read(&path) {
-            // SAFETY: the file name is derived from the content hash and the
-            // engine's compatibility hash, and only `store` below writes such
-            // names, atomically, into a directory only this user can write.
-            match unsafe { Component::deserialize(engine.wasmtime(), &artifact) } {
-                Ok(component) => return Ok((component, CacheOutcome::Hit)),
-                Err(err) => tracing::warn!(
+        if let Ok(entry) = std::fs::read(&path) {
+            match unseal(&entry) {
+                // SAFETY: the file name is derived from the content hash and
+                // the engine's compatibility hash, only `store` below writes
+                // such names, atomically, into a directory only this user can
+                // write, and its trailer says it is whole as written.
+                Ok(artifact) => {
+                    match unsafe { Component::deserialize(engine.wasmtime(), artifact) } {
+                        Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                        Err(err) => tracing::warn!(
+                            path = %path.display(),
+                            "ignoring unusable cache entry, recompiling: {err:#}"
+                        ),
+                    }
+                }
+                Err(why) => tracing::warn!(
                     path = %path.display(),
-                    "ignoring unusable cache entry, recompiling: {err:#}"
+                    "ignoring a corrupt cache entry ({why}), recompiling"
                 ),
             }
         }
@@ -134,14 +147,64 @@ fn engine_key(engine: &Engine) -> String {
     format!("{:016x}", hasher.finish())
 }
 
+/// The last bytes of a cache entry: [`TRAILER_LEN`] bytes of CRC-32 (IEEE,
+/// little-endian `u32`) and length (little-endian `u64`) of the serialized
+/// component before them, then these 4 bytes.
+const TRAILER_MAGIC: &[u8; 4] = b"CRL1";
+
+/// Bytes of a cache entry's trailer.
+const TRAILER_LEN: usize = 16;
+
+/// A cache entry: the serialized component `artifact` and its trailer.
+fn seal(mut artifact: Vec<u8>) -> Vec<u8> {
+    let crc = crc32fast::hash(&artifact);
+    let len = artifact.len() as u64;
+    artifact.extend_from_slice(&crc.to_le_bytes());
+    artifact.extend_from_slice(&len.to_le_bytes());
+    artifact.extend_from_slice(TRAILER_MAGIC);
+    artifact
+}
+
+/// The serialized component inside cache entry `entry`.
+///
+/// # Errors
+/// Why the entry is not whole as written: shorter than a trailer, no
+/// trailer (truncated, or written by a corral before the trailer), a length
+/// or checksum that does not match.
+fn unseal(entry: &[u8]) -> Result<&[u8], &'static str> {
+    let Some(split) = entry.len().checked_sub(TRAILER_LEN) else {
+        return Err("shorter than its trailer");
+    };
+    let (artifact, trailer) = entry.split_at(split);
+    let (crc, rest) = trailer.split_at(4);
+    let (len, magic) = rest.split_at(8);
+    if magic != TRAILER_MAGIC {
+        return Err("no trailer: truncated, or written by an older corral");
+    }
+    let word = |b: &[u8]| {
+        b.iter()
+            .rev()
+            .fold(0u64, |n, &byte| n << 8 | u64::from(byte))
+    };
+    if word(len) != artifact.len() as u64 {
+        return Err("its length does not match its trailer");
+    }
+    if word(crc) != u64::from(crc32fast::hash(artifact)) {
+        return Err("its checksum does not match");
+    }
+    Ok(artifact)
+}
+
 /// Writes the serialized component next to its final name, then renames it, so
 /// a reader never sees a half-written entry.
 fn store(dir: &Path, path: &Path, component: &Component) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     create_private_dir(dir)?;
-    let bytes = component
-        .serialize()
-        .map_err(|err| std::io::Error::other(format!("{err:#}")))?;
+    let bytes = seal(
+        component
+            .serialize()
+            .map_err(|err| std::io::Error::other(format!("{err:#}")))?,
+    );
     let tmp = path.with_extension(format!(
         "tmp.{}.{}",
         std::process::id(),
@@ -195,4 +258,34 @@ pub(crate) fn compile(
             crate::error::LoadErrorReason::InvalidComponent(cause)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_read_back_whole_and_any_cut_or_flipped_byte_is_refused() {
+        let artifact: Vec<u8> = (0..200u32).map(|n| (n * 7 % 251) as u8).collect();
+        let entry = seal(artifact.clone());
+        assert_eq!(entry.len(), artifact.len() + TRAILER_LEN);
+        assert_eq!(unseal(&entry), Ok(artifact.as_slice()));
+        // Cut at every length: none passes.
+        for len in 0..entry.len() {
+            assert!(unseal(&entry[..len]).is_err(), "cut to {len} bytes");
+        }
+        // One bit flipped anywhere, trailer included: refused.
+        for at in 0..entry.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut bent = entry.clone();
+                bent[at] ^= bit;
+                assert!(unseal(&bent).is_err(), "bit {bit:#x} of byte {at}");
+            }
+        }
+        // An entry of an older corral (no trailer) is refused, so rewritten.
+        assert_eq!(
+            unseal(&artifact),
+            Err("no trailer: truncated, or written by an older corral")
+        );
+    }
 }
