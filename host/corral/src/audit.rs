@@ -21,6 +21,9 @@
 //! `write` of a complete line followed by `fdatasync`, so earlier lines are
 //! never rewritten. If a crash tore the last line, the next open starts on a
 //! fresh line, so the torn line stays isolated and every other line parses.
+//! The torn line is kept, not cut: it is evidence of the crash, and the log
+//! is only ever appended to. Readers skip a line that is not JSON; only a
+//! record cut by a crash can be one (tested at every byte of a record).
 //!
 //! Rotation is left to the system's tool (logrotate and the like): before
 //! each append the log checks that its path still names the file it holds
@@ -293,6 +296,48 @@ mod tests {
         assert_eq!(first["tool"], "first");
         assert_eq!(third["tool"], "third");
         assert!(serde_json::from_str::<serde_json::Value>(lines[1]).is_err());
+    }
+
+    #[test]
+    fn a_record_cut_at_any_byte_leaves_every_other_line_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        {
+            let log = AuditLog::open(&path).unwrap();
+            log.append(&record("first")).unwrap();
+            log.append(&record("second")).unwrap();
+        }
+        let whole = std::fs::read(&path).unwrap();
+        let second_at = whole.iter().position(|&b| b == b'\n').unwrap() + 1;
+        // A crash can leave the second record cut after any of its bytes.
+        for cut in second_at..=whole.len() {
+            std::fs::write(&path, &whole[..cut]).unwrap();
+            let log = AuditLog::open(&path).unwrap();
+            log.append(&record("next")).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let parsed = |line: &str| serde_json::from_str::<serde_json::Value>(line).ok();
+            assert_eq!(parsed(lines[0]).unwrap()["tool"], "first", "cut at {cut}");
+            assert_eq!(
+                parsed(lines.last().unwrap()).unwrap()["tool"],
+                "next",
+                "cut at {cut}: {text}"
+            );
+            let torn = &lines[1..lines.len() - 1];
+            assert_eq!(
+                torn.len(),
+                usize::from(cut > second_at),
+                "cut at {cut}: {text}"
+            );
+            // The cut record is alone on its line: whole (cut after its last
+            // byte) or not JSON at all, never glued to the next record.
+            for line in torn {
+                match parsed(line) {
+                    Some(value) => assert_eq!(value["tool"], "second", "cut at {cut}"),
+                    None => assert!(!line.contains("next"), "cut at {cut}: {text}"),
+                }
+            }
+        }
     }
 
     #[test]
