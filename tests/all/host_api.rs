@@ -1,5 +1,6 @@
 //! The library API around a call: argument validation, the two tool error
-//! kinds, progress, serial tools, and concurrent calls. Approval gates and
+//! kinds, progress, serial tools, concurrent calls, and the metrics of calls
+//! naming no tool. Approval gates and
 //! context have their own modules.
 
 use std::sync::{Arc, Mutex};
@@ -220,4 +221,62 @@ async fn results_follow_the_reference_contract() {
     let result = ToolResult::from(&failed);
     assert!(!result.success && result.output.is_empty());
     assert_eq!(result.llm_text(), "Error: tool `fail` failed: m");
+}
+
+/// A call naming no tool is counted under one fixed `tool` label, so that
+/// callers making up names cannot grow the metrics without bound (an
+/// operator's `/metrics` would otherwise hold every name ever tried).
+#[test]
+fn calls_naming_no_tool_share_one_metrics_label() {
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = crate::support::plugin_dir(&[crate::support::HOSTILE]);
+    // The recorder is this thread's for the closure; the current-thread
+    // runtime runs every call on it.
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            let host = crate::support::host(dir.path()).await;
+            for name in ["made_up_1", "made_up_2", "echo"] {
+                let _ = host
+                    .call(name, r#"{"text": "x"}"#, &corral::CallOptions::default())
+                    .await;
+            }
+        });
+    });
+    let text = handle.render();
+    assert!(!text.contains("made_up"), "{text}");
+    assert!(
+        text.contains("corral_calls_total{tool=\"(unknown)\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("corral_call_errors_total{tool=\"(unknown)\",kind=\"unknown_tool\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("corral_calls_total{tool=\"echo\"} 1"),
+        "{text}"
+    );
+}
+
+/// A tool name a caller made up reaches error text (and so terminals and
+/// logs) with its control characters escaped.
+#[tokio::test]
+async fn an_unknown_tool_name_is_escaped_in_the_error() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = host(dir.path()).await;
+    let err = host
+        .call("bad\u{1b}[2Jname", "{}", &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::UnknownTool { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("unknown tool `bad\\u{1b}[2Jname`"),
+        "{err}"
+    );
+    assert!(!err.llm_text().contains('\u{1b}'));
 }

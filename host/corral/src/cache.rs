@@ -21,7 +21,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use wasmtime::component::Component;
 
@@ -126,9 +126,29 @@ impl ComponentCache {
         }
         let component = Component::new(engine.wasmtime(), bytes)?;
         if let Err(err) = store(dir, &path, &component) {
-            tracing::warn!(dir = %dir.display(), "cannot write to the component cache: {err:#}");
+            // A read-only or full cache directory: serve from memory, and
+            // say so once rather than for every plugin.
+            static WARNED: AtomicBool = AtomicBool::new(false);
+            if WARNED.swap(true, Ordering::Relaxed) {
+                tracing::debug!(dir = %dir.display(), "cannot write to the component cache: {err:#}");
+            } else {
+                tracing::warn!(
+                    dir = %dir.display(),
+                    "cannot write to the component cache, serving compiled plugins from memory \
+                     (later plugins compile again on the next start; further failures are \
+                     logged at debug level): {err:#}"
+                );
+            }
         }
         Ok((component, CacheOutcome::Compiled))
+    }
+
+    /// Removes the temporary files of cache writers that were killed
+    /// ([`crate::whole_file::sweep`]); the host does it once as it builds.
+    pub(crate) fn sweep(&self) {
+        if let Some(dir) = &self.dir {
+            crate::whole_file::sweep(dir);
+        }
     }
 }
 
@@ -195,26 +215,17 @@ fn unseal(entry: &[u8]) -> Result<&[u8], &'static str> {
     Ok(artifact)
 }
 
-/// Writes the serialized component next to its final name, then renames it, so
-/// a reader never sees a half-written entry.
+/// Writes the serialized component whole ([`crate::whole_file`]), so a
+/// reader never sees a half-written entry. Not synced: the trailer catches
+/// an entry a power loss cut short, and it is rebuilt.
 fn store(dir: &Path, path: &Path, component: &Component) -> std::io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     create_private_dir(dir)?;
     let bytes = seal(
         component
             .serialize()
             .map_err(|err| std::io::Error::other(format!("{err:#}")))?,
     );
-    let tmp = path.with_extension(format!(
-        "tmp.{}.{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
-    Ok(())
+    crate::whole_file::write_whole(path, &bytes, crate::whole_file::Sync::None)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -14,10 +14,12 @@ use crate::limits::LimitsError;
 #[non_exhaustive]
 pub enum CallError {
     /// No loaded tool has this name.
-    #[error("unknown tool `{name}`{}; list the tools to see which are available",
+    #[error("unknown tool `{}`{}; list the tools to see which are available",
+        crate::text::escape(.name),
         .suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
     UnknownTool {
-        /// The requested name.
+        /// The requested name, as the caller gave it (the message shows it
+        /// with forbidden characters escaped).
         name: String,
         /// A loaded tool with a similar name, if any.
         suggestion: Option<String>,

@@ -296,6 +296,19 @@ fn http_serves_calls_and_counts_them_in_metrics() {
         metrics.contains("corral_tool_health_status{tool=\"echo\"} 1"),
         "{metrics}"
     );
+
+    // Names no tool has share one label: callers cannot grow the metrics.
+    for (id, name) in [(3, "made_up_1"), (4, "made_up_2")] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": {}}});
+        server.request(&session, &call);
+        let plan = json!({"jsonrpc": "2.0", "id": id + 10, "method": "tools/call",
+            "params": {"name": "execute_tool_plan", "arguments": {"steps": [
+                {"id": "a", "tool": name, "arguments": {}}]}}});
+        server.request(&session, &plan);
+    }
+    let (_, metrics) = server.send("GET", "/metrics", &[], "");
+    assert!(!metrics.contains("made_up"), "{metrics}");
 }
 
 #[test]

@@ -6,10 +6,11 @@
 //! Held in memory, and optionally persisted to a JSON file so they outlive one
 //! process: `{"version": 1, "approvals": [{"tool", "plugin", "sha256",
 //! "granted_at"}]}`. The file is rewritten whole through a temporary file and a
-//! rename, so a crash leaves either the old or the new list.
+//! rename ([`crate::whole_file`]), so a crash leaves either the old or the new
+//! list; the temporary file a killed writer leaves is removed when the file
+//! is next opened.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -82,6 +83,14 @@ impl StandingApprovals {
     /// [`StandingError`] when the file exists but cannot be read or parsed.
     pub fn file(path: impl Into<PathBuf>) -> Result<Self, StandingError> {
         let path = path.into();
+        if let Some(dir) = path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            crate::whole_file::sweep(dir);
+        }
         let entries = match std::fs::read_to_string(&path) {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(source) => return Err(StandingError::Read { path, source }),
@@ -122,13 +131,21 @@ impl StandingApprovals {
                 .unwrap_or(false)
     }
 
-    /// Records a standing approval and persists the set when file-backed.
-    /// Approvals for tools without a sha256 (pipelines, built-ins) are not
-    /// recorded: they would not be bound to code.
+    /// Records a standing approval of `tool` as built in the plugin
+    /// component whose sha256 is `sha256` (`plugin` is its name, for people
+    /// reading the file), and persists the set when file-backed. The gate
+    /// calls it when a reviewer answers "always"; an operator can call it to
+    /// approve a build ahead of time. Approvals for tools without a sha256
+    /// (pipelines, built-ins) are not recorded: they would not be bound to
+    /// code.
+    ///
+    /// Persisting writes the whole set to a temporary file beside the file,
+    /// syncs it, and renames it over the file, so a crash at any point
+    /// leaves the old set or the new one, never a mix.
     ///
     /// # Errors
     /// The I/O error of writing the file; the approval still holds in memory.
-    pub(crate) fn grant(&self, tool: &str, plugin: &str, sha256: &str) -> std::io::Result<()> {
+    pub fn grant(&self, tool: &str, plugin: &str, sha256: &str) -> std::io::Result<()> {
         if sha256.is_empty() {
             return Ok(());
         }
@@ -162,25 +179,10 @@ fn write_atomically(path: &Path, approvals: &[Entry]) -> std::io::Result<()> {
         approvals: approvals.to_vec(),
     };
     let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(dir) = dir {
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let mut tmp = tempfile_in(dir.unwrap_or(Path::new(".")), path)?;
-    tmp.1.write_all(text.as_bytes())?;
-    tmp.1.sync_all()?;
-    std::fs::rename(&tmp.0, path)
-}
-
-/// A new file beside `path` named `<name>.<pid>.tmp`.
-fn tempfile_in(dir: &Path, path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "standing-approvals".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let file = std::fs::File::create(&tmp)?;
-    Ok((tmp, file))
+    crate::whole_file::write_whole(path, text.as_bytes(), crate::whole_file::Sync::Data)
 }
 
 #[cfg(test)]

@@ -397,6 +397,7 @@ impl HostBuilder {
         ));
         let discovery = self.discovery;
         let states = crate::resilience::state::StateCount::default();
+        self.cache.sweep();
         let (catalog, _) = catalog::load(
             &LoadContext {
                 engine: &engine,

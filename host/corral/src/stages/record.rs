@@ -20,8 +20,14 @@ const LOG_PREVIEW_CHARS: usize = 200;
 /// for commands that print each call's outcome themselves.
 pub const CALL_LOG_TARGET: &str = "corral::call";
 
+/// The `tool` label of the metrics of a call naming no tool: one fixed
+/// value, so that callers cannot grow the metrics without bound by making up
+/// names.
+pub(crate) const UNKNOWN_TOOL_LABEL: &str = "(unknown)";
+
 /// Logs and counts one call of `name` that started at `started`, with the
-/// tool's metric keys (`None` for a name no tool has: built for this call).
+/// tool's metric keys (`None` for a name no tool has: counted under
+/// [`UNKNOWN_TOOL_LABEL`]).
 /// `input` is rendered only when a log line is written. Returns the call's
 /// duration, as recorded.
 pub(crate) fn record(
@@ -36,7 +42,12 @@ pub(crate) fn record(
     let ms = (took.as_secs_f64() * 1e4).round() / 10.0;
     match keys {
         Some(keys) => metrics(name, keys, result, took),
-        None => metrics(name, &CallMetrics::new(name.into()), result, took),
+        None => metrics(
+            UNKNOWN_TOOL_LABEL,
+            &CallMetrics::new(UNKNOWN_TOOL_LABEL.into()),
+            result,
+            took,
+        ),
     }
     match result {
         Ok(out) => {
@@ -87,7 +98,7 @@ pub(crate) fn record(
 /// installed a recorder, as `corral serve` does for `/metrics`):
 /// `corral_calls_total{tool}`, `corral_call_errors_total{tool, kind}`,
 /// `corral_call_duration_seconds{tool}` (histogram) and
-/// `corral_fuel_consumed_total{tool}` (fuel units).
+/// `corral_fuel_consumed_total{tool}` (fuel units). `tool` is the label.
 fn metrics(tool: &str, keys: &CallMetrics, result: &Result<CallOutput, CallError>, took: Duration) {
     keys.record(took, result.as_ref().ok().map(|out| out.fuel_consumed));
     if let Err(err) = result {

@@ -130,28 +130,39 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid plan: {}", .problems.join("; "))]
 pub struct PlanError {
-    /// Each problem, for example "step `b`: unknown tool `nope`".
+    /// Each problem, for example "step `b`: unknown tool `nope`". What the
+    /// plan named (ids, tools, fields) is shown with forbidden characters
+    /// escaped ([`crate::untrusted_text::escape`]): a plan is model-written
+    /// text, and its problems reach terminals and logs.
     pub problems: Vec<String>,
+}
+
+impl PlanError {
+    /// The error of `problems`, each escaped.
+    fn new(problems: Vec<String>) -> Self {
+        Self {
+            problems: problems
+                .into_iter()
+                .map(|p| crate::text::escape(&p).into_owned())
+                .collect(),
+        }
+    }
 }
 
 /// The error of arguments that do not have the plan's shape.
 fn not_a_plan(err: serde_json::Error) -> PlanError {
-    PlanError {
-        problems: vec![format!(
-            "the plan is not valid plan JSON ({err}); expected {{\"steps\": [{{\"id\", \"tool\", \"arguments\"}}], \"output_steps\": [...]}}"
-        )],
-    }
+    PlanError::new(vec![format!(
+        "the plan is not valid plan JSON ({err}); expected {{\"steps\": [{{\"id\", \"tool\", \"arguments\"}}], \"output_steps\": [...]}}"
+    )])
 }
 
 /// Refuses a plan of more than [`PlanLimits::max_plan_bytes`].
 fn check_size(bytes: usize, limits: &PlanLimits) -> Result<(), PlanError> {
     if bytes > limits.max_plan_bytes {
-        return Err(PlanError {
-            problems: vec![format!(
-                "the plan is {bytes} bytes, more than the limit of {}; split it into smaller plans",
-                limits.max_plan_bytes
-            )],
-        });
+        return Err(PlanError::new(vec![format!(
+            "the plan is {bytes} bytes, more than the limit of {}; split it into smaller plans",
+            limits.max_plan_bytes
+        )]));
     }
     Ok(())
 }
@@ -285,7 +296,7 @@ impl Plan {
             }
         };
         if !problems.is_empty() {
-            return Err(PlanError { problems });
+            return Err(PlanError::new(problems));
         }
         Ok(Plan {
             steps,
@@ -414,6 +425,28 @@ mod tests {
             );
         }
         assert_eq!(err.problems.len(), expected.len(), "{:#?}", err.problems);
+    }
+
+    #[test]
+    fn what_a_plan_names_is_escaped_in_its_problems() {
+        let err = parse(
+            r#"{"steps": [
+                {"id": "a\u001b[2J", "tool": "bad\u001b]0;pwned\u0007"},
+                {"id": "b", "tool": "get", "arguments": {"v": "$ref:\u009bghost"}}
+            ], "output_steps": ["\u202ez"]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.problems.len(), 3, "{:#?}", err.problems);
+        // Refused by the JSON shape: serde's message names the field.
+        let shape = parse(r#"{"steps": [], "extra\u001b": 1}"#).unwrap_err();
+        for problem in err.problems.iter().chain(&shape.problems) {
+            assert!(
+                !problem.chars().any(crate::text::is_forbidden),
+                "raw control character in {problem:?}"
+            );
+        }
+        let err = parse(r#"{"steps": [{"id": "a", "tool": "bad\u001b[2J"}]}"#).unwrap_err();
+        assert_eq!(err.problems, ["step `a`: unknown tool `bad\\u{1b}[2J`"]);
     }
 
     #[test]
