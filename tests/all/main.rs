@@ -10,6 +10,7 @@
 mod approvals;
 mod architecture;
 mod bundles;
+mod campaigns;
 mod capabilities;
 mod cli;
 mod context;
@@ -38,6 +39,7 @@ mod secrets;
 mod security;
 mod signatures;
 mod startup;
+mod watcher;
 /// The shared helpers (the `corral-test-support` crate).
 mod support {
     pub use corral_test_support::*;

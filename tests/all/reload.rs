@@ -3,18 +3,18 @@
 //! working version, added and removed plugins, calls in flight finishing on
 //! their version, new versions that fail to resolve (a policy naming a missing
 //! tool, a name another plugin serves) never replacing a working one, a
-//! sequential tool staying sequential across a reload, change notifications,
-//! and the file watcher.
+//! sequential tool staying sequential across a reload, and change
+//! notifications. The file watcher has its own module (`watcher`).
 
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
 
 use corral::{ApprovalDecision, CallOptions, Host};
 use corral::{ReviewFuture, ReviewRequest, Reviewer};
 
+use crate::support::load::new_version;
 use crate::support::{DUP_A, DUP_B, HOSTILE, cache, guest, plugin_dir, pool};
 
 async fn host(dir: &Path) -> Host {
@@ -25,20 +25,6 @@ async fn host(dir: &Path) -> Host {
         .build()
         .await
         .expect("host")
-}
-
-/// The bytes of `name` with a custom section appended: the same tools, a new
-/// sha256 (a "new version").
-fn new_version(name: &str, tag: &str) -> Vec<u8> {
-    let mut bytes = std::fs::read(guest(name)).expect("guest");
-    let section_name = b"corral-version";
-    let payload = tag.as_bytes();
-    let size = 1 + section_name.len() + payload.len();
-    assert!(size < 128, "one-byte LEB128 size");
-    bytes.extend_from_slice(&[0, size as u8, section_name.len() as u8]);
-    bytes.extend_from_slice(section_name);
-    bytes.extend_from_slice(payload);
-    bytes
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -414,22 +400,4 @@ async fn a_standing_approval_stops_applying_to_a_reloaded_plugin() {
     let err = gated(host.clone()).await.unwrap_err();
     assert_eq!(err.llm_text(), "Error: Rejected by reviewer: asked again");
     assert_eq!(reviewer.asked.load(Ordering::SeqCst), 2);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_watcher_reloads_when_a_plugin_is_dropped_in() {
-    let dir = plugin_dir(&[HOSTILE]);
-    let host = host(dir.path()).await;
-    let mut changes = host.subscribe();
-    changes.borrow_and_update();
-    let _watcher = host.watch().expect("watch");
-
-    let tmp = dir.path().join("incoming.tmp");
-    std::fs::copy(guest(DUP_A), &tmp).expect("copy");
-    std::fs::rename(&tmp, dir.path().join(DUP_A)).expect("drop in");
-    tokio::time::timeout(Duration::from_secs(30), changes.changed())
-        .await
-        .expect("the watcher noticed within 30 s")
-        .expect("sender alive");
-    assert!(host.tool("dup_tool").is_some());
 }

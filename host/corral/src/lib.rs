@@ -62,6 +62,7 @@ mod spec;
 mod stages;
 mod text;
 mod watch;
+mod whole_file;
 
 pub use approval::console::ConsoleReviewer;
 pub use approval::rules::{RULES_VERSION, RulesError, RulesReviewer};
@@ -120,7 +121,7 @@ pub use signature::{
 };
 pub use spec::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata, ToolSpec};
 pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation};
-pub use watch::{DEBOUNCE, Watcher};
+pub use watch::{DEBOUNCE, MAX_RELOAD_DELAY, REWATCH_POLL, Watcher};
 
 /// The rules for untrusted text: which characters guest text may carry,
 /// and how it is shown on a terminal (see the module docs).
