@@ -1,11 +1,12 @@
 //! corral-test-support: what corral's tests and benches share. Where the built
 //! guests are (its build script builds the Rust ones), temporary plugin
 //! directories that hold exactly the guests a test needs, hosts over them,
-//! call helpers, a tiny HTTP server, and the bare-wasmtime call floor the
-//! benches compare with.
+//! call helpers, a tiny HTTP server, the bare-wasmtime call floor the
+//! benches compare with, and the mixed hostile load ([`load`]).
 
 mod echo;
 mod floor;
+pub mod load;
 mod registry;
 mod sigstore;
 pub use echo::EchoServer;

@@ -1,0 +1,46 @@
+//! The reliability campaigns (issue 29) at full size, each ending in a
+//! one-line verdict; `scripts/load.sh` runs them and BENCHMARKS.md holds
+//! their results.
+//!
+//! `cargo bench -p corral-cli --bench campaign -- CAMPAIGN [CALLS]`:
+//! - `load`: the mixed hostile load (default 10 000 calls per transport);
+//! - `reload`: reload under load (default 5 000 calls);
+//! - `crash`: SIGKILL while writing the audit log and the standing
+//!   approvals (default 100 kills).
+//!
+//! `cargo test --bench campaign` (CI) runs each once with 100 calls to show
+//! it still works. The CI-sized checks proper are tests
+//! (`tests/all/campaigns.rs`).
+
+#![allow(missing_docs)]
+
+mod load;
+
+fn main() {
+    // The crash campaign's child: this binary again, with the variable set.
+    if let Some((dir, round)) = corral_test_support::load::crash::child_request() {
+        corral_test_support::load::crash::child(&dir, round);
+    }
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let full = std::env::args().any(|a| a == "--bench");
+    let calls = |full_size: usize| {
+        args.get(1)
+            .map(|n| n.parse().expect("CALLS is a number"))
+            .unwrap_or(if full { full_size } else { 100 })
+    };
+    let ok = match args.first().map(String::as_str) {
+        Some("load") => load::campaign(calls(10_000)),
+        Some("reload") => load::reload(calls(5_000)),
+        Some("crash") => load::crash(calls(100)),
+        None => {
+            load::campaign(calls(10_000)) & load::reload(calls(5_000)) & load::crash(calls(100))
+        }
+        Some(other) => panic!("unknown campaign `{other}`: try `load`, `reload` or `crash`"),
+    };
+    if !ok {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The reliability campaigns under load (issue 29), at full size: each prints
+# its figures and ends in a one-line verdict (`... : ok` or `... : FAILED`,
+# exit status 1). Not part of .ci/run, which runs CI-sized versions as tests
+# (tests/all/campaigns.rs); the results go into BENCHMARKS.md, "Reliability".
+#
+#   scripts/load.sh                every campaign
+#   scripts/load.sh load [CALLS]   mixed hostile load: CALLS calls (default
+#                                  10 000) through the library and again over
+#                                  MCP streamable HTTP, 64 in flight, 10 %
+#                                  hostile; benign latency beside a run with
+#                                  no hostile calls; RSS after warm-up and at
+#                                  the end
+#   scripts/load.sh reload [CALLS] reload under load: CALLS calls (default
+#                                  5 000), one every 2 ms, while the plugin
+#                                  directory changes every 100 ms
+#   scripts/load.sh crash [KILLS]  crash safety: KILLS SIGKILLs (default 100)
+#                                  of a writer of the audit log and the
+#                                  standing approvals
+#
+# Source: host/corral-cli/benches/campaign/ and tests/support/src/load/.
+# Release build (about 6 minutes the first time). Run it on an idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec cargo bench --locked -p corral-cli --bench campaign -- "$@"
