@@ -51,6 +51,8 @@ mod lock;
 mod manifest;
 mod names;
 mod policy;
+#[cfg(test)]
+mod proptests;
 mod registry;
 mod resilience;
 mod resolver;
@@ -134,4 +136,5 @@ pub mod untrusted_text {
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::compose::plan::reference::{Output, Reference, find, substitute};
+    pub use crate::schema::{compile_parameters, problems as schema_problems};
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 ///
 /// # Errors
 /// A message naming the rule the schema breaks and how to fix it.
-pub(crate) fn compile_parameters(text: &str) -> Result<(Value, jsonschema::Validator), String> {
+pub fn compile_parameters(text: &str) -> Result<(Value, jsonschema::Validator), String> {
     let mut schema: Value = serde_json::from_str(text)
         .map_err(|err| format!("the parameters schema is not JSON: {err}"))?;
     if let Err(err) = jsonschema::meta::validate(&schema) {
@@ -79,10 +79,7 @@ fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, String> 
 /// # Errors
 /// Every violation, each as "`<json pointer>`: `<problem>`" (the root is shown
 /// as `(root)`).
-pub(crate) fn problems(
-    validator: &jsonschema::Validator,
-    value: &Value,
-) -> Result<(), Vec<String>> {
+pub fn problems(validator: &jsonschema::Validator, value: &Value) -> Result<(), Vec<String>> {
     // The common case first: `is_valid` stops at the first failure and
     // builds no error values.
     if validator.is_valid(value) {

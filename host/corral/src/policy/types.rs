@@ -154,12 +154,14 @@ pub fn guest_path(raw: &str) -> Result<String, String> {
             raw.trim_start_matches("./")
         ));
     }
-    if raw == "/" {
-        return Err(
-            "guest path `/` is not allowed; mount the directory at a name like `/data`".into(),
-        );
-    }
     let trimmed = raw.trim_end_matches('/');
+    // `/`, and `//` and the like, which used to panic when sliced below.
+    if trimmed.is_empty() {
+        return Err(format!(
+            "guest path `{raw}` is the root, which is not allowed; mount the directory at a \
+             name like `/data`"
+        ));
+    }
     if trimmed[1..]
         .split('/')
         .any(|s| s.is_empty() || s == "." || s == "..")
@@ -193,6 +195,16 @@ pub fn env_name(raw: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_guest_path_of_slashes_is_the_root_and_refused() {
+        // Found by `proptests`: `//` sliced an empty string and panicked.
+        for raw in ["/", "//", "///"] {
+            let err = guest_path(raw).unwrap_err();
+            assert!(err.contains("is the root"), "{raw}: {err}");
+        }
+        assert_eq!(guest_path("/data//").unwrap(), "/data");
+    }
 
     #[test]
     fn host_patterns() {
