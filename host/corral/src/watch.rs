@@ -111,7 +111,9 @@ where
 {
     // `true` when the event is about the directory itself.
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<bool>();
-    let watched_dir = dir.clone();
+    // notify reports absolute paths (it joins a relative one to the current
+    // directory), so the directory's own events are matched the same way.
+    let watched_dir = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
     let mut watcher =
         notify::recommended_watcher(move |result: notify::Result<notify::Event>| match result {
             Ok(event) => {
