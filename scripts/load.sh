@@ -4,7 +4,7 @@
 # exit status 1). Not part of .ci/run, which runs CI-sized versions as tests
 # (tests/all/campaigns.rs); the results go into BENCHMARKS.md, "Reliability".
 #
-#   scripts/load.sh                every campaign
+#   scripts/load.sh                load, reload and crash
 #   scripts/load.sh load [CALLS]   mixed hostile load: CALLS calls (default
 #                                  10 000) through the library and again over
 #                                  MCP streamable HTTP, 64 in flight, 10 %
@@ -17,6 +17,10 @@
 #   scripts/load.sh crash [KILLS]  crash safety: KILLS SIGKILLs (default 100)
 #                                  of a writer of the audit log and the
 #                                  standing approvals
+#   scripts/load.sh soak [SECONDS] soak: MCP HTTP at 100 calls/s for SECONDS
+#                                  (default 1 800), the server sampled every
+#                                  10 s (RSS, fds, threads, instances in use);
+#                                  not part of the default run
 #
 # Source: host/corral-cli/benches/campaign/ and tests/support/src/load/.
 # Release build (about 6 minutes the first time). Run it on an idle machine.

@@ -47,6 +47,24 @@ async fn a_mixed_hostile_load_through_the_library_ends_every_call_as_expected() 
     .await;
     judged(&records);
     crate::support::assert_still_serves(&host).await;
+    // Every instance went back to the pool, whatever ended its call.
+    assert_eq!(host.runtime_stats().instances_in_use, 0);
+    // And the count sees one that is running.
+    let sleeper = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            host.call("sleep", r#"{"ms": 60000}"#, &corral::CallOptions::default())
+                .await
+        })
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while host.runtime_stats().instances_in_use != 1 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the running call is counted");
+    sleeper.abort();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -188,3 +188,42 @@ pub fn crash(rounds: usize) -> bool {
     println!("crash {tally}: {}", if passed { "ok" } else { "FAILED" });
     passed
 }
+
+/// Soak: MCP HTTP at 100 calls/s of the mix for `seconds`, the server
+/// sampled every 10 s (every 2 s for a run under a minute); prints every
+/// sample, then the verdict line.
+pub fn soak(seconds: usize) -> bool {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = plugin_dir(&[HOSTILE]);
+    let tally = runtime.block_on(async {
+        let server = McpServer::start(
+            std::path::Path::new(env!("CARGO_BIN_EXE_corral")),
+            dir.path(),
+            &cache_dir(),
+        );
+        let client = server.client().await;
+        let every = if seconds < 60 { 2 } else { 10 };
+        load::soak::soak(
+            &server,
+            client,
+            std::time::Duration::from_secs(seconds as u64),
+            100.0,
+            std::time::Duration::from_secs(every),
+        )
+        .await
+    });
+    println!("at_s,rss_slots_mib,rss_rest_mib,fds,threads,instances_in_use");
+    for s in &tally.samples {
+        println!(
+            "{:.0},{:.1},{:.1},{},{},{}",
+            s.at, s.rss_pool, s.rss_rest, s.fds, s.threads, s.instances
+        );
+    }
+    let passed = tally.passed();
+    println!("soak {tally}: {}", if passed { "ok" } else { "FAILED" });
+    passed
+}

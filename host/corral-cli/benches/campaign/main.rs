@@ -6,7 +6,9 @@
 //! - `load`: the mixed hostile load (default 10 000 calls per transport);
 //! - `reload`: reload under load (default 5 000 calls);
 //! - `crash`: SIGKILL while writing the audit log and the standing
-//!   approvals (default 100 kills).
+//!   approvals (default 100 kills);
+//! - `soak [SECONDS]`: MCP HTTP at 100 calls/s (default 1 800 s), sampled
+//!   every 10 s. Not part of the default run.
 //!
 //! `cargo test --bench campaign` (CI) runs each once with 100 calls to show
 //! it still works. The CI-sized checks proper are tests
@@ -35,6 +37,7 @@ fn main() {
         Some("load") => load::campaign(calls(10_000)),
         Some("reload") => load::reload(calls(5_000)),
         Some("crash") => load::crash(calls(100)),
+        Some("soak") => load::soak(if full { calls(1_800) } else { 10 }),
         None => {
             load::campaign(calls(10_000)) & load::reload(calls(5_000)) & load::crash(calls(100))
         }

@@ -191,9 +191,9 @@ impl ServeCmd {
 
 /// Installs the Prometheus recorder behind `/metrics`. Each scrape first
 /// sets the gauges of `host`'s runtime state ([`corral::RuntimeStats`]):
-/// `corral_tool_states`, `corral_cached_results` and `corral_tenant_budgets`,
-/// so an operator sees what the resilience layers hold and sees a removed
-/// plugin's state go.
+/// `corral_tool_states`, `corral_cached_results`, `corral_tenant_budgets` and
+/// `corral_instances_in_use`, so an operator sees what the resilience layers
+/// and the instance pool hold and sees a removed plugin's state go.
 fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> {
     let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
         .set_buckets(&[
@@ -207,6 +207,7 @@ fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> 
         metrics::gauge!("corral_tool_states").set(stats.tool_states as f64);
         metrics::gauge!("corral_cached_results").set(stats.cached_results as f64);
         metrics::gauge!("corral_tenant_budgets").set(stats.tenant_budgets as f64);
+        metrics::gauge!("corral_instances_in_use").set(stats.instances_in_use as f64);
         handle.render()
     });
     Ok(Some(render))

@@ -449,6 +449,7 @@ impl HostBuilder {
                 cache: self.cache,
                 plugin_dir: self.plugin_dir,
                 load_limits,
+                slots: self.pool.max_concurrent_instances as usize,
                 permits,
                 catalog: RwLock::new(Arc::new(catalog)),
                 reloading: tokio::sync::Mutex::new(()),

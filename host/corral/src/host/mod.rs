@@ -60,6 +60,8 @@ struct HostInner {
     cache: ComponentCache,
     plugin_dir: Option<std::path::PathBuf>,
     load_limits: LoadLimits,
+    /// How many instances the pool holds at once.
+    slots: usize,
     /// The instance pool's slots: calls and `describe` at load share them.
     permits: Arc<tokio::sync::Semaphore>,
     catalog: RwLock<Arc<Catalog>>,
@@ -428,6 +430,10 @@ impl Host {
             tool_states: self.inner.states.get(),
             cached_results,
             tenant_budgets,
+            instances_in_use: self
+                .inner
+                .slots
+                .saturating_sub(self.inner.permits.available_permits()),
         }
     }
 

@@ -215,4 +215,8 @@ pub struct RuntimeStats {
     /// Per-tenant rate-limit budgets held by the served tools (at most
     /// `max_context_keys` per limiter).
     pub tenant_budgets: u64,
+    /// Instances running now (calls, and `describe` while loading), out of
+    /// the pool's `max_concurrent_instances`: 0 when the host is idle, so a
+    /// slot that is never given back shows here.
+    pub instances_in_use: usize,
 }

@@ -65,6 +65,11 @@ impl McpServer {
         self.child.id()
     }
 
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// A connected client (`initialize` done), for [`transport`](Self::transport).
     ///
     /// # Panics

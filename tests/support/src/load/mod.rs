@@ -4,7 +4,7 @@
 //! its kind must have.
 //!
 //! Reload under load (campaign 3) is [`reload_under_load`]; crash safety
-//! (campaign 4) is [`crash`].
+//! (campaign 4) is [`crash`]; the soak (campaign 2) is [`soak`].
 //!
 //! The CI-sized runs are `tests/all/campaigns.rs`; the full-size one, with RSS
 //! and latency figures, is `scripts/load.sh` (the `campaign` bench). Both use
@@ -13,6 +13,7 @@
 pub mod crash;
 mod mcp;
 mod reload;
+pub mod soak;
 
 pub use mcp::{McpServer, transport as mcp_transport};
 pub use reload::{ReloadTally, new_version, reload_under_load};

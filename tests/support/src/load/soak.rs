@@ -1,0 +1,240 @@
+//! Soak (issue 29, campaign 2): `corral serve --http` called over MCP at a
+//! steady moderate rate for a long while, the same mix as the mixed load,
+//! with the server sampled every few seconds: RSS (the pool's slots and the
+//! rest, [`super::rss_split_mib`]), open file descriptors, threads, and
+//! instances in use (`corral_instances_in_use` from `/metrics`).
+//!
+//! The verdict asks for no failed call and no upward trend: the slope of
+//! each figure over the second half of the run (the first half is the
+//! warm-up), by least squares, per hour.
+
+use std::io::{Read as _, Write as _};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{Kind, McpServer, Record, mix};
+
+/// One look at the server.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sample {
+    /// Seconds since the start.
+    pub at: f64,
+    /// RSS in the pool's slots, MiB.
+    pub rss_pool: f64,
+    /// RSS outside them, MiB.
+    pub rss_rest: f64,
+    /// Open file descriptors.
+    pub fds: f64,
+    /// Threads.
+    pub threads: f64,
+    /// Instances running.
+    pub instances: f64,
+}
+
+/// What a soak came to.
+#[derive(Debug, Default)]
+pub struct SoakTally {
+    /// Calls made.
+    pub calls: usize,
+    /// Calls that did not end as their kind must, with the first few.
+    pub mismatches: usize,
+    /// The first few mismatches.
+    pub examples: Vec<String>,
+    /// Every sample.
+    pub samples: Vec<Sample>,
+    /// Instances in use once the calls had drained.
+    pub instances_after: f64,
+}
+
+/// Least-squares slope of `y` over `at` (per second), for the samples of
+/// the second half.
+fn slope(samples: &[Sample], y: impl Fn(&Sample) -> f64) -> f64 {
+    let half = &samples[samples.len() / 2..];
+    let n = half.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let mx = half.iter().map(|s| s.at).sum::<f64>() / n;
+    let my = half.iter().map(&y).sum::<f64>() / n;
+    let sxy: f64 = half.iter().map(|s| (s.at - mx) * (y(s) - my)).sum();
+    let sxx: f64 = half.iter().map(|s| (s.at - mx).powi(2)).sum();
+    if sxx == 0.0 { 0.0 } else { sxy / sxx }
+}
+
+impl SoakTally {
+    /// Slopes per hour over the second half: (RSS in the slots MiB, RSS
+    /// rest MiB, fds, threads).
+    pub fn slopes_per_hour(&self) -> (f64, f64, f64, f64) {
+        let h = |f: fn(&Sample) -> f64| slope(&self.samples, f) * 3600.0;
+        (
+            h(|s| s.rss_pool),
+            h(|s| s.rss_rest),
+            h(|s| s.fds),
+            h(|s| s.threads),
+        )
+    }
+
+    /// No failed call, no instance left in use, and no upward trend: over
+    /// the second half the RSS outside the slots grows by less than 5 % of
+    /// its mean per hour, and fds and threads by less than one per hour.
+    pub fn passed(&self) -> bool {
+        let (_, rest, fds, threads) = self.slopes_per_hour();
+        let half = &self.samples[self.samples.len() / 2..];
+        let mean_rest = half.iter().map(|s| s.rss_rest).sum::<f64>() / half.len().max(1) as f64;
+        self.mismatches == 0
+            && self.instances_after == 0.0
+            && rest < mean_rest * 0.05
+            && fds < 1.0
+            && threads < 1.0
+    }
+}
+
+impl std::fmt::Display for SoakTally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (pool, rest, fds, threads) = self.slopes_per_hour();
+        let (first, last) = (
+            self.samples.first().copied().unwrap_or_default(),
+            self.samples.last().copied().unwrap_or_default(),
+        );
+        write!(
+            f,
+            "{} calls in {:.0} s, {} not as expected; {} samples: RSS {:.1} → {:.1} MiB \
+             (slots {:.1} → {:.1}, rest {:.1} → {:.1}), fds {} → {}, threads {} → {}, \
+             instances in use after {}; second-half slopes per hour: slots {:+.2} MiB, \
+             rest {:+.2} MiB, fds {:+.2}, threads {:+.2}",
+            self.calls,
+            last.at,
+            self.mismatches,
+            self.samples.len(),
+            first.rss_pool + first.rss_rest,
+            last.rss_pool + last.rss_rest,
+            first.rss_pool,
+            last.rss_pool,
+            first.rss_rest,
+            last.rss_rest,
+            first.fds,
+            last.fds,
+            first.threads,
+            last.threads,
+            self.instances_after,
+            pool,
+            rest,
+            fds,
+            threads,
+        )?;
+        for example in &self.examples {
+            write!(f, "\n  {example}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A value of the server's `/metrics` (`NAME VALUE` line).
+fn metric(server: &McpServer, name: &str) -> Option<f64> {
+    let addr = server
+        .url()
+        .strip_prefix("http://")?
+        .split('/')
+        .next()?
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(&addr).ok()?;
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Looks at the server once, `at` seconds in.
+fn sample(server: &McpServer, at: f64) -> Sample {
+    let pid = server.pid();
+    let (rss_pool, rss_rest) = super::rss_split_mib(pid).unwrap_or_default();
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count) as f64;
+    let threads = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|t| t.trim().parse().ok())
+        })
+        .unwrap_or(0.0);
+    Sample {
+        at,
+        rss_pool,
+        rss_rest,
+        fds,
+        threads,
+        instances: metric(server, "corral_instances_in_use").unwrap_or(f64::NAN),
+    }
+}
+
+/// Calls `server` through `client` at `rate` calls per second (at most 64
+/// in flight) for `duration`, cycling through the mix, sampling every
+/// `every`.
+pub async fn soak(
+    server: &McpServer,
+    client: Arc<rmcp::service::RunningService<rmcp::RoleClient, ()>>,
+    duration: Duration,
+    rate: f64,
+    every: Duration,
+) -> SoakTally {
+    let kinds: Vec<Kind> = mix(1_000, 10);
+    let call = super::mcp_transport(client);
+    let started = Instant::now();
+    let mismatches = Arc::new(AtomicUsize::new(0));
+    let examples = Arc::new(Mutex::new(Vec::new()));
+    let slots = Arc::new(tokio::sync::Semaphore::new(64));
+    let mut samples = vec![sample(server, 0.0)];
+    let mut next_sample = started + every;
+    let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut calls = 0;
+    let mut tasks = tokio::task::JoinSet::new();
+    while started.elapsed() < duration {
+        ticks.tick().await;
+        if Instant::now() >= next_sample {
+            samples.push(sample(server, started.elapsed().as_secs_f64()));
+            next_sample += every;
+        }
+        // Reap what finished, so the set stays small.
+        while tasks.try_join_next().is_some() {}
+        let permit = slots.clone().acquire_owned().await.expect("open");
+        let (index, kind) = (calls, kinds[calls % kinds.len()]);
+        calls += 1;
+        let (call, mismatches, examples) = (call.clone(), mismatches.clone(), examples.clone());
+        tasks.spawn(async move {
+            let (tool, args) = kind.request(index);
+            let ended = call(tool, args).await;
+            drop(permit);
+            let record = Record {
+                index,
+                kind,
+                latency: Duration::ZERO,
+                ended,
+            };
+            if let Some(why) = record.mismatch() {
+                mismatches.fetch_add(1, Ordering::SeqCst);
+                let mut examples = examples.lock().expect("lock");
+                if examples.len() < 10 {
+                    examples.push(why);
+                }
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+    samples.push(sample(server, started.elapsed().as_secs_f64()));
+    let instances_after = samples.last().map_or(f64::NAN, |s| s.instances);
+    let examples = examples.lock().expect("lock").clone();
+    SoakTally {
+        calls,
+        mismatches: mismatches.load(Ordering::SeqCst),
+        examples,
+        samples,
+        instances_after,
+    }
+}
