@@ -8,10 +8,9 @@
 //! Crash safety: a writer of the audit log and the standing approvals killed
 //! with SIGKILL 20 times.
 
-use corral::{Host, PoolConfig};
 use corral_test_support::load::{self, McpServer, Tally};
 
-use crate::support::{HOSTILE, cache, cache_dir, plugin_dir};
+use crate::support::{HOSTILE, cache_dir, plugin_dir};
 
 const CALLS: usize = 1_000;
 
@@ -31,14 +30,7 @@ fn judged(records: &[load::Record]) -> Tally {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_hostile_load_through_the_library_ends_every_call_as_expected() {
     let dir = plugin_dir(&[HOSTILE]);
-    let host = Host::builder()
-        .plugin_dir(dir.path())
-        .limits(load::limits())
-        .pool(PoolConfig::default())
-        .cache(cache())
-        .build()
-        .await
-        .expect("host");
+    let host = load::host(dir.path()).await;
     let records = load::run(
         &load::mix(CALLS, 10),
         CONCURRENCY,

@@ -2,25 +2,13 @@
 //! rewritten without pause still reloads (the burst cap), and a plugin
 //! directory that goes away and comes back is watched again.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use corral::Host;
 use tokio::sync::watch;
 
-use crate::support::{DUP_A, HOSTILE, cache, guest, plugin_dir, pool};
-
-async fn host(dir: &Path) -> Host {
-    Host::builder()
-        .plugin_dir(dir)
-        .pool(pool())
-        .cache(cache())
-        .build()
-        .await
-        .expect("host")
-}
+use crate::support::{DUP_A, HOSTILE, guest, host, plugin_dir};
 
 /// Waits for the next change of the tool set, failing after 30 s.
 async fn next_change(changes: &mut watch::Receiver<u64>, what: &str) {

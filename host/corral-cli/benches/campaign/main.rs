@@ -34,12 +34,14 @@ fn main() {
             .unwrap_or(if full { full_size } else { 100 })
     };
     let ok = match args.first().map(String::as_str) {
-        Some("load") => load::campaign(calls(10_000)),
+        Some("load") => load::campaign(calls(10_000), full),
         Some("reload") => load::reload(calls(5_000)),
         Some("crash") => load::crash(calls(100)),
         Some("soak") => load::soak(if full { calls(1_800) } else { 10 }),
         None => {
-            load::campaign(calls(10_000)) & load::reload(calls(5_000)) & load::crash(calls(100))
+            load::campaign(calls(10_000), full)
+                & load::reload(calls(5_000))
+                & load::crash(calls(100))
         }
         Some(other) => panic!("unknown campaign `{other}`: try `load`, `reload` or `crash`"),
     };

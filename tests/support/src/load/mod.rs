@@ -38,6 +38,22 @@ pub fn limits() -> Limits {
         .with_output_bytes(OUTPUT_KIB << 10)
 }
 
+/// A host over `dir` as the campaigns run it: [`limits`], the default
+/// instance pool (as `corral serve` has), the tests' component cache.
+///
+/// # Panics
+/// When the host does not build.
+pub async fn host(dir: &std::path::Path) -> Host {
+    Host::builder()
+        .plugin_dir(dir)
+        .limits(limits())
+        .pool(corral::PoolConfig::default())
+        .cache(crate::cache())
+        .build()
+        .await
+        .expect("the campaign's host builds")
+}
+
 /// Fuel per call in the campaign, in units.
 pub const FUEL: u64 = 50_000_000;
 /// Deadline per call in the campaign, in milliseconds.

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use corral::{CallOptions, Host, PoolConfig};
+use corral::Host;
 use tempfile::TempDir;
 
 use crate::{DUP_A, HOSTILE, cache, guest, plugin_dir};
@@ -176,14 +176,7 @@ pub async fn reload_under_load(
     period: Duration,
 ) -> ReloadTally {
     let scene = Arc::new(Scene::new(2).await);
-    let host = Host::builder()
-        .plugin_dir(scene.dir.path())
-        .limits(super::limits())
-        .pool(PoolConfig::default())
-        .cache(cache())
-        .build()
-        .await
-        .expect("host");
+    let host = super::host(scene.dir.path()).await;
     let mut changes = host.subscribe();
     changes.borrow_and_update();
     let watcher = host.watch().expect("watch");
@@ -213,27 +206,21 @@ pub async fn reload_under_load(
     let started = Instant::now();
     let invalid = Arc::new(AtomicUsize::new(0));
     let call = {
-        let (host, valid, invalid) = (host.clone(), scene.valid.clone(), invalid.clone());
+        let (library, valid, invalid) = (
+            super::library(host.clone()),
+            scene.valid.clone(),
+            invalid.clone(),
+        );
+        let host = host.clone();
         move |tool: &'static str, args: serde_json::Value| {
-            let (host, valid, invalid) = (host.clone(), valid.clone(), invalid.clone());
-            Box::pin(async move {
-                let served = host
-                    .tool("echo")
-                    .and_then(|t| t.plugin().map(|p| p.sha256().to_string()));
-                if !served.is_some_and(|sha| valid.contains(&sha)) {
-                    invalid.fetch_add(1, Ordering::SeqCst);
-                }
-                match host
-                    .call(tool, &args.to_string(), &CallOptions::default())
-                    .await
-                {
-                    Ok(out) => out
-                        .into_json()
-                        .ok_or_else(|| ("not_json".to_string(), String::new())),
-                    Err(err) => Err((err.kind().to_string(), err.to_string())),
-                }
-            })
-                as std::pin::Pin<Box<dyn std::future::Future<Output = super::Ended> + Send>>
+            // Which `echo` is served as the call starts.
+            let served = host
+                .tool("echo")
+                .and_then(|t| t.plugin().map(|p| p.sha256().to_string()));
+            if !served.is_some_and(|sha| valid.contains(&sha)) {
+                invalid.fetch_add(1, Ordering::SeqCst);
+            }
+            library(tool, args)
         }
     };
     let kinds: Vec<usize> = (0..calls).collect();
