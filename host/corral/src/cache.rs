@@ -147,7 +147,7 @@ impl ComponentCache {
     /// ([`crate::whole_file::sweep`]); the host does it once as it builds.
     pub(crate) fn sweep(&self) {
         if let Some(dir) = &self.dir {
-            crate::whole_file::sweep(dir);
+            crate::whole_file::sweep(dir, None);
         }
     }
 }

@@ -58,13 +58,14 @@ pub(crate) fn write_whole(path: &Path, bytes: &[u8], sync: Sync) -> std::io::Res
     written
 }
 
-/// The process id in a temporary file's name, if it is one of ours.
-fn writer_of(file_name: &str) -> Option<u32> {
+/// The name of the file a temporary file is for, and its writer's process
+/// id, if `file_name` is one of ours.
+fn writer_of(file_name: &str) -> Option<(&str, u32)> {
     let rest = file_name.strip_prefix('.')?.strip_suffix(".tmp")?;
     let (rest, counter) = rest.rsplit_once('.')?;
     counter.parse::<u64>().ok()?;
-    let (_, pid) = rest.rsplit_once('.')?;
-    pid.parse().ok()
+    let (name, pid) = rest.rsplit_once('.')?;
+    Some((name, pid.parse().ok()?))
 }
 
 /// Whether process `pid` is running on this machine (`kill(pid, 0)`); when
@@ -92,18 +93,23 @@ fn running(pid: u32) -> bool {
 
 /// Removes from `dir` the temporary files ([`write_whole`]'s) whose writer
 /// is no longer running, or is this process (whose writes in progress
-/// cannot have started yet when it sweeps); returns how many. Best effort:
-/// an unreadable directory or a file that cannot be removed is skipped.
-pub(crate) fn sweep(dir: &Path) -> usize {
+/// cannot have started yet when it sweeps); only those for the file named
+/// `only` when given (a directory corral does not own); returns how many.
+/// Best effort: an unreadable directory or a file that cannot be removed is
+/// skipped.
+pub(crate) fn sweep(dir: &Path, only: Option<&str>) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
     let mut removed = 0;
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(writer_of) else {
+        let Some((target, pid)) = name.to_str().and_then(writer_of) else {
             continue;
         };
+        if only.is_some_and(|only| only != target) {
+            continue;
+        }
         if (pid == std::process::id() || !running(pid))
             && std::fs::remove_file(entry.path()).is_ok()
         {
@@ -167,7 +173,13 @@ mod tests {
         ] {
             std::fs::write(dir.path().join(name), b"x").unwrap();
         }
-        assert_eq!(sweep(dir.path()), 2);
+        std::fs::write(dir.path().join(format!(".other.json.{gone}.0.tmp")), b"x").unwrap();
+        assert_eq!(sweep(dir.path(), Some("set.json")), 2);
+        assert_eq!(
+            sweep(dir.path(), None),
+            1,
+            "another file's, when the directory is ours"
+        );
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -185,7 +197,7 @@ mod tests {
 
     #[test]
     fn only_our_temporary_names_are_read_as_ones() {
-        assert_eq!(writer_of(".a.b.json.123.7.tmp"), Some(123));
+        assert_eq!(writer_of(".a.b.json.123.7.tmp"), Some(("a.b.json", 123)));
         assert_eq!(writer_of(".a.123.x.tmp"), None);
         assert_eq!(writer_of("a.123.7.tmp"), None);
         assert_eq!(writer_of(".123.7.tmp"), None);

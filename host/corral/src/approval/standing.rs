@@ -83,13 +83,15 @@ impl StandingApprovals {
     /// [`StandingError`] when the file exists but cannot be read or parsed.
     pub fn file(path: impl Into<PathBuf>) -> Result<Self, StandingError> {
         let path = path.into();
-        if let Some(dir) = path.parent() {
+        if let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+        {
             let dir = if dir.as_os_str().is_empty() {
                 Path::new(".")
             } else {
                 dir
             };
-            crate::whole_file::sweep(dir);
+            // Only this file's: the directory may hold anything.
+            crate::whole_file::sweep(dir, Some(name));
         }
         let entries = match std::fs::read_to_string(&path) {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
