@@ -344,3 +344,98 @@ async fn odd_entries_are_reported_with_their_reason_and_names_escaped() {
         "{stderr}"
     );
 }
+
+/// A file that opens but cannot be read (`/proc/self/mem` answers EIO at
+/// offset 0, even to root, who may read a file of mode 000) is reported
+/// with the system's reason; the other plugins serve.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_file_that_cannot_be_read_is_reported_with_the_reason() {
+    let err = single_failure(
+        &[],
+        |dir| {
+            std::os::unix::fs::symlink("/proc/self/mem", dir.join("unreadable.wasm"))
+                .expect("symlink");
+        },
+        "unreadable.wasm",
+    )
+    .await;
+    assert!(matches!(err.reason, LoadErrorReason::Io(_)), "{err}");
+    assert!(err.to_string().contains("Input/output error"), "{err}");
+}
+
+/// A cache directory that cannot take a write, on a real file system: a
+/// tmpfs of 64 KiB (full long before a compiled entry fits, so writes fail
+/// with ENOSPC part-way) and one mounted read-only (EROFS), each mounted in
+/// a user and mount namespace of its own (`unshare -rm`; root inside it,
+/// nobody's outside it). The plugins compile and serve from memory, the
+/// host warns once for all of them, and no partial entry or temporary
+/// file is left. (`RLIMIT_FSIZE` is no stand-in for a full disk: wasmtime's
+/// copy-on-write memory images are memfds, which it limits too.)
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_or_read_only_cache_directory_serves_from_memory_and_warns_once() {
+    const SCRIPT: &str = r#"cache=$1; listing=$2; options=$3; shift 3
+mount -t tmpfs -o "$options" tmpfs "$cache" || exit 97
+"$@"; status=$?
+ls -A "$cache" > "$listing"
+exit $status"#;
+    let dir = plugin_dir(&[HOSTILE, TEXT]);
+    for (options, reason) in [
+        ("size=64k,mode=700", "No space left on device"),
+        ("ro,mode=700", "Read-only file system"),
+    ] {
+        let scratch = tempfile::tempdir().expect("scratch");
+        let (cache, listing) = (scratch.path().join("cache"), scratch.path().join("listing"));
+        std::fs::create_dir(&cache).expect("mount point");
+        let out = std::process::Command::new("unshare")
+            .args(["-rm", "sh", "-c", SCRIPT, "sh"])
+            .args([&cache, &listing])
+            .arg(options)
+            .arg(env!("CARGO_BIN_EXE_corral"))
+            .arg("--plugins")
+            .arg(dir.path())
+            .arg("--cache-dir")
+            .arg(&cache)
+            // -v: warnings on stderr (the default shows errors only).
+            .args(["list", "--json", "-v"])
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("run unshare (util-linux)");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(
+            out.status.code(),
+            Some(97),
+            "this test mounts a tmpfs in a user namespace of its own: \
+             `unshare -rm` must be allowed here ({stderr})"
+        );
+        assert!(out.status.success(), "{options}: {stderr}");
+        let tools = crate::cli::stdout_json(&out);
+        assert_eq!(
+            tools["load_errors"],
+            serde_json::json!([]),
+            "{options}: {tools}"
+        );
+        let names = tools.to_string();
+        assert!(
+            names.contains("\"echo\"") && names.contains("\"word_count\""),
+            "{options}: both plugins serve from memory: {names}"
+        );
+        assert_eq!(
+            stderr
+                .matches("cannot write to the component cache")
+                .count(),
+            1,
+            "{options}: one warning for both plugins: {stderr}"
+        );
+        assert!(
+            stderr.contains(reason),
+            "{options}: the reason is shown: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&listing).expect("listing"),
+            "",
+            "{options}: nothing partial is left in the cache"
+        );
+    }
+}

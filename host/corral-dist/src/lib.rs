@@ -22,6 +22,7 @@ mod accept;
 mod client;
 mod error;
 pub mod layout;
+mod manifest;
 mod pull;
 mod push;
 mod reference;
@@ -34,3 +35,10 @@ pub use error::DistError;
 pub use pull::{PullOptions, Pulled, RequestedPolicy, pull, pull_locked};
 pub use push::{Pushed, push};
 pub use reference::OciReference;
+
+/// Internals the fuzz targets drive directly. Not part of the API: no
+/// stability promise.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::manifest::check as manifest_check;
+}

@@ -23,8 +23,6 @@
 
 use std::path::{Path, PathBuf};
 
-use oci_client::manifest::OciDescriptor;
-
 use crate::accept::requested_policy_path;
 use crate::reference::OciReference;
 use crate::{DistError, layout};
@@ -177,51 +175,15 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
         )
         .await
         .map_err(|e| crate::client::registry_error(&reference, &e))?;
-    let manifest: oci_client::manifest::OciImageManifest =
-        serde_json::from_slice(&raw).map_err(|e| DistError::NotAComponent {
-            reference: reference.to_string(),
-            message: format!("its manifest is not an OCI image manifest ({e})"),
-        })?;
+    let manifest = crate::manifest::parse(&reference, &raw)?;
     if options.locked {
         check_locked(&lock, &name, &reference, &digest)?;
     }
     // Signatures are checked before anything is fetched or written.
     let signed =
         crate::verify::registry(&client, &auth, &reference, &digest, &options.trust).await?;
-    let component =
-        one_layer(&reference, &manifest.layers, layout::is_component)?.ok_or_else(|| {
-            DistError::NotAComponent {
-                reference: reference.to_string(),
-                message: format!(
-                    "its manifest has no `{}` layer (layers: {}); is it a container image?",
-                    layout::WASM_MEDIA_TYPE,
-                    media_types(&manifest.layers)
-                ),
-            }
-        })?;
-    let policy = one_layer(&reference, &manifest.layers, |t| {
-        t == layout::POLICY_MEDIA_TYPE
-    })?;
-    let declared = u64::try_from(component.size).unwrap_or(u64::MAX);
-    if declared > options.max_bytes {
-        return Err(DistError::too_large(
-            &reference,
-            "component",
-            declared,
-            options.max_bytes,
-        ));
-    }
-    if let Some(policy) = policy {
-        let size = u64::try_from(policy.size).unwrap_or(u64::MAX);
-        if size > layout::MAX_POLICY_BYTES {
-            return Err(DistError::too_large(
-                &reference,
-                "policy",
-                size,
-                layout::MAX_POLICY_BYTES,
-            ));
-        }
-    }
+    let crate::manifest::Layers { component, policy } =
+        crate::manifest::layers(&reference, &manifest, options.max_bytes)?;
     let at = reference.at_digest(&digest);
     // The policy first (small, in memory): an invalid one stops the pull
     // before the component is replaced.
@@ -372,41 +334,6 @@ fn check_locked(
         )));
     }
     Ok(())
-}
-
-fn media_types(layers: &[OciDescriptor]) -> String {
-    let types: Vec<String> = layers
-        .iter()
-        .map(|l| corral::untrusted_text::escape(&l.media_type).into_owned())
-        .collect();
-    if types.is_empty() {
-        "none".into()
-    } else {
-        types.join(", ")
-    }
-}
-
-/// The one layer of `layers` that `pick` selects, if any.
-fn one_layer<'m>(
-    reference: &OciReference,
-    layers: &'m [OciDescriptor],
-    pick: impl Fn(&str) -> bool,
-) -> Result<Option<&'m OciDescriptor>, DistError> {
-    let mut found = layers.iter().filter(|l| pick(&l.media_type));
-    let first = found.next();
-    if first.is_some() && found.next().is_some() {
-        return Err(DistError::NotAComponent {
-            reference: reference.to_string(),
-            message: format!(
-                "its manifest has more than one `{}` layer; corral pulls one component with \
-                 at most one policy",
-                corral::untrusted_text::escape(
-                    &first.map(|l| l.media_type.clone()).unwrap_or_default()
-                )
-            ),
-        });
-    }
-    Ok(first)
 }
 
 /// Checks the requested policy: what it would grant, and its text.

@@ -205,4 +205,49 @@ mod tests {
             }
         }
     }
+
+    /// A plugin replaced by rename (how deployments and `corral pull`
+    /// replace one) while the loader reads it: every read is one version,
+    /// whole, never a mix or a cut.
+    #[test]
+    fn a_file_replaced_while_it_is_read_is_read_whole_as_one_version() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("plugin.wasm");
+        let version = |fill: u8, len: usize| {
+            let mut bytes = WASM_MAGIC.to_vec();
+            bytes.resize(len, fill);
+            bytes
+        };
+        let versions = [version(1, 1 << 20), version(2, 768 << 10)];
+        std::fs::write(&path, &versions[0]).expect("write");
+        let (done, renames) = (AtomicBool::new(false), AtomicUsize::new(0));
+        let reads = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut n = 0;
+                while !done.load(Ordering::Relaxed) {
+                    n += 1;
+                    let next = dir.path().join(format!(".next{}", n % 2));
+                    std::fs::write(&next, &versions[n % 2]).expect("write");
+                    std::fs::rename(&next, &path).expect("rename");
+                    renames.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            while renames.load(Ordering::Relaxed) == 0 {
+                std::hint::spin_loop();
+            }
+            let reads: Vec<_> = (0..200).map(|_| read_plugin(&path, 2 << 20)).collect();
+            // Stops the writer before anything is asserted.
+            done.store(true, Ordering::Relaxed);
+            reads
+        });
+        for read in reads {
+            let read = read.expect("read");
+            assert!(
+                versions.contains(&read),
+                "read {} bytes that are no single version",
+                read.len()
+            );
+        }
+    }
 }

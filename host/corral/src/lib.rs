@@ -136,5 +136,7 @@ pub mod untrusted_text {
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::compose::plan::reference::{Output, Reference, find, substitute};
+    pub use crate::foreign::value::round_trip as value_round_trip;
     pub use crate::schema::{compile_parameters, problems as schema_problems};
+    pub use crate::signature::check_evidence;
 }

@@ -2,17 +2,23 @@
 //! guests are (its build script builds the Rust ones), temporary plugin
 //! directories that hold exactly the guests a test needs, hosts over them,
 //! call helpers, a tiny HTTP server, the bare-wasmtime call floor the
-//! benches compare with, and the mixed hostile load ([`load`]).
+//! benches compare with, the mixed hostile load ([`load`]), and the component
+//! types of every kind of value any-component mode converts, and valid
+//! signature evidence of each kind.
 
 mod echo;
+mod evidence;
 mod floor;
 pub mod load;
 mod registry;
 mod sigstore;
+mod wit_values;
 pub use echo::EchoServer;
+pub use evidence::{Seeds, evidence_seeds};
 pub use floor::Floor;
 pub use registry::{CuttingRelay, Registry};
 pub use sigstore::{DAY, Keyless, TestSigstore};
+pub use wit_values::{VALUES_WIT, exported_params, value_for};
 
 use std::path::{Path, PathBuf};
 

@@ -36,7 +36,7 @@ pub(crate) mod docs;
 pub(crate) mod report;
 mod schema;
 mod types;
-mod value;
+pub(crate) mod value;
 
 use std::path::Path;
 

@@ -428,3 +428,59 @@ pub(crate) fn to_text(value: &AsJson<'_>, cap: usize) -> Result<String, (String,
     }
     Ok(text)
 }
+
+/// The invariant of the `wit_values` fuzz target and its property test
+/// (not API): `value` as the component value of `ty`, written back as JSON
+/// text, reads back as the same value and writes as the same text; and a
+/// cap below that text's length keeps a prefix of it and counts all of it.
+///
+/// Answers `Ok(None)` when `value` does not fit `ty` (the error names the
+/// path `x`), `Ok(Some(text))` when it fits.
+///
+/// # Errors
+/// What broke the invariant, when it does not hold.
+#[doc(hidden)]
+pub fn round_trip(ty: &Type, value: &Value) -> Result<Option<String>, String> {
+    let first = match from_json(ty, Some(value), "x") {
+        Ok(val) => val,
+        Err(message) if message.starts_with("x") => return Ok(None),
+        Err(message) => return Err(format!("a refusal that names no path: {message}")),
+    };
+    let write = |val: &Val, cap: usize| {
+        to_text(
+            &AsJson {
+                ty: Some(ty.clone()),
+                val: Some(val),
+            },
+            cap,
+        )
+    };
+    let text = write(&first, usize::MAX).map_err(|_| "uncapped text was cut".to_string())?;
+    let parsed: Value =
+        serde_json::from_str(&text).map_err(|e| format!("wrote `{text}`, not JSON: {e}"))?;
+    let second = from_json(ty, Some(&parsed), "x")
+        .map_err(|e| format!("wrote `{text}`, which reads back as an error: {e}"))?;
+    let again = write(&second, usize::MAX).map_err(|_| "uncapped text was cut".to_string())?;
+    if again != text {
+        return Err(format!("`{text}` reads back and writes as `{again}`"));
+    }
+    if first != second && !text.contains("NaN") {
+        return Err(format!("`{text}` reads back as {second:?}, not {first:?}"));
+    }
+    for cap in [0, text.len() / 2, text.len().saturating_sub(1)] {
+        if cap >= text.len() {
+            continue;
+        }
+        match write(&first, cap) {
+            Ok(cut) => return Err(format!("cap {cap} kept all of `{cut}`")),
+            Err((kept, total)) => {
+                if kept.len() > cap || !text.starts_with(&kept) || total != text.len() {
+                    return Err(format!(
+                        "cap {cap} of `{text}` kept `{kept}` and counted {total}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Some(text))
+}

@@ -164,6 +164,26 @@ pub fn verify_file(wasm: &Path, trust: &Trust) -> Result<Signed, SignatureError>
         .ok_or_else(|| unverified("it is not signed".into()))
 }
 
+/// One evidence file's check (not API; the `signature_evidence` fuzz
+/// target and its property test): `text` read as the evidence of kind
+/// `kind % 3` (0 a `.sig`, 1 a Sigstore bundle, 2 the OCI evidence a pull
+/// keeps) for the file `bytes`, against `trust`. Answers who signed, as
+/// the host shows it.
+///
+/// # Errors
+/// Why it does not count, as the host would say it.
+#[doc(hidden)]
+pub fn check_evidence(kind: u8, text: &str, bytes: &[u8], trust: &Trust) -> Result<String, String> {
+    let kind = [Evidence::Blob, Evidence::Bundle, Evidence::Oci][usize::from(kind % 3)];
+    let signers = Signers {
+        keys: &trust.keys,
+        identities: &trust.identities,
+        roots: &trust.roots,
+    };
+    let sha256 = hex::encode(Sha256::digest(bytes));
+    evidence(kind, text, bytes, &sha256, &signers).map(|signed| signed.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{PublicKey, SigningKey, key_bundle, simple_signing_payload};

@@ -42,7 +42,7 @@ use sha2::{Digest as _, Sha256};
 pub(crate) use bundle::Signers;
 pub use bundle::{BUNDLE_MEDIA_TYPE, key_bundle};
 pub(crate) use check::check;
-pub use check::verify_file;
+pub use check::{check_evidence, verify_file};
 pub use identity::Identity;
 pub use keys::{PublicKey, SigningKey};
 pub use root::TrustedRoot;

@@ -7,6 +7,9 @@
 //! `$ref`s, policy keys, JSON Schema keywords) as well as arbitrary text, so
 //! that most cases get past the first parse.
 
+mod evidence;
+mod values;
+
 use std::collections::HashMap;
 
 use proptest::prelude::*;

@@ -1,0 +1,133 @@
+//! The manifest of a pulled artifact, as the registry served it: parsed as
+//! an OCI image manifest, then its layers picked ([`crate::layout`]): one
+//! component layer within the size cap, at most one policy layer within
+//! [`layout::MAX_POLICY_BYTES`]. Everything in it is the registry's text:
+//! media types are escaped in messages.
+
+use oci_client::manifest::{OciDescriptor, OciImageManifest};
+
+use crate::reference::OciReference;
+use crate::{DistError, layout};
+
+/// The layers a pull fetches.
+#[derive(Debug)]
+pub(crate) struct Layers<'m> {
+    /// The component layer.
+    pub component: &'m OciDescriptor,
+    /// The policy layer, if the publisher sent one.
+    pub policy: Option<&'m OciDescriptor>,
+}
+
+/// `raw` (the manifest's bytes) as an OCI image manifest.
+///
+/// # Errors
+/// [`DistError::NotAComponent`] when it is not one.
+pub(crate) fn parse(reference: &OciReference, raw: &[u8]) -> Result<OciImageManifest, DistError> {
+    serde_json::from_slice(raw).map_err(|e| DistError::NotAComponent {
+        reference: reference.to_string(),
+        message: format!(
+            "its manifest is not an OCI image manifest ({})",
+            corral::untrusted_text::escape(&e.to_string())
+        ),
+    })
+}
+
+/// The layers of `manifest` a pull fetches; the component's declared size
+/// must be at most `max_bytes`.
+///
+/// # Errors
+/// [`DistError::NotAComponent`] when it has no component layer, or more
+/// than one component or policy layer; [`DistError::TooLarge`] when a
+/// layer declares more than its cap.
+pub(crate) fn layers<'m>(
+    reference: &OciReference,
+    manifest: &'m OciImageManifest,
+    max_bytes: u64,
+) -> Result<Layers<'m>, DistError> {
+    let component =
+        one_layer(reference, &manifest.layers, layout::is_component)?.ok_or_else(|| {
+            DistError::NotAComponent {
+                reference: reference.to_string(),
+                message: format!(
+                    "its manifest has no `{}` layer (layers: {}); is it a container image?",
+                    layout::WASM_MEDIA_TYPE,
+                    media_types(&manifest.layers)
+                ),
+            }
+        })?;
+    let policy = one_layer(reference, &manifest.layers, |t| {
+        t == layout::POLICY_MEDIA_TYPE
+    })?;
+    let declared = u64::try_from(component.size).unwrap_or(u64::MAX);
+    if declared > max_bytes {
+        return Err(DistError::too_large(
+            reference,
+            "component",
+            declared,
+            max_bytes,
+        ));
+    }
+    if let Some(policy) = policy {
+        let size = u64::try_from(policy.size).unwrap_or(u64::MAX);
+        if size > layout::MAX_POLICY_BYTES {
+            return Err(DistError::too_large(
+                reference,
+                "policy",
+                size,
+                layout::MAX_POLICY_BYTES,
+            ));
+        }
+    }
+    Ok(Layers { component, policy })
+}
+
+/// The media types of `layers`, escaped, for a message.
+fn media_types(layers: &[OciDescriptor]) -> String {
+    let types: Vec<String> = layers
+        .iter()
+        .map(|l| corral::untrusted_text::escape(&l.media_type).into_owned())
+        .collect();
+    if types.is_empty() {
+        "none".into()
+    } else {
+        types.join(", ")
+    }
+}
+
+/// The one layer of `layers` that `pick` selects, if any.
+fn one_layer<'m>(
+    reference: &OciReference,
+    layers: &'m [OciDescriptor],
+    pick: impl Fn(&str) -> bool,
+) -> Result<Option<&'m OciDescriptor>, DistError> {
+    let mut found = layers.iter().filter(|l| pick(&l.media_type));
+    let first = found.next();
+    if first.is_some() && found.next().is_some() {
+        return Err(DistError::NotAComponent {
+            reference: reference.to_string(),
+            message: format!(
+                "its manifest has more than one `{}` layer; corral pulls one component with \
+                 at most one policy",
+                corral::untrusted_text::escape(
+                    &first.map(|l| l.media_type.clone()).unwrap_or_default()
+                )
+            ),
+        });
+    }
+    Ok(first)
+}
+
+/// The manifest check of a pull (not API; the `oci_manifest` fuzz target):
+/// `raw` parsed and its layers picked as [`crate::pull`] does, for
+/// `registry.example/fuzz:1` with a component cap of `max_bytes`. Answers
+/// the component layer's digest and whether a policy layer came.
+///
+/// # Errors
+/// The pull's error message.
+#[doc(hidden)]
+pub fn check(raw: &[u8], max_bytes: u64) -> Result<(String, bool), String> {
+    let reference = OciReference::parse("registry.example/fuzz:1").map_err(|e| e.to_string())?;
+    let manifest = parse(&reference, raw).map_err(|e| e.to_string())?;
+    let layers = layers(&reference, &manifest, max_bytes).map_err(|e| e.to_string())?;
+    Ok((layers.component.digest.clone(), layers.policy.is_some()))
+}
