@@ -80,11 +80,15 @@ async fn a_mixed_hostile_load_over_mcp_http_ends_every_call_as_expected() {
 /// 100 ms (new versions, a plugin added and removed, a broken version, a
 /// policy written and removed). No call in flight fails, no invalid version
 /// is ever served, and the change made after the storm is announced and
-/// served.
+/// served. A `corral serve --http` watching the same directory sends
+/// `notifications/tools/list_changed` during the storm and after the last
+/// change.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reloads_every_100_ms_under_load_fail_no_call_in_flight() {
     // One call every 3 ms: the calls span about 3 s of changes.
-    let tally = load::reload_under_load(1_000, 16, ms(3), ms(100)).await;
+    let corral = crate::mcp::corral_bin();
+    let tally = load::reload_under_load(1_000, 16, ms(3), ms(100), Some(&corral)).await;
+    eprintln!("{tally}");
     assert!(tally.passed(), "{tally}");
     assert_eq!(tally.ok + tally.unknown, 1_000, "{tally}");
     assert!(
@@ -94,6 +98,11 @@ async fn reloads_every_100_ms_under_load_fail_no_call_in_flight() {
     assert!(
         tally.announced >= 2,
         "reloads while the changes went on: {tally}"
+    );
+    let mcp = tally.mcp.as_ref().expect("the MCP observer ran");
+    assert!(
+        mcp.announced >= 2,
+        "list_changed over MCP while the changes went on: {tally}"
     );
 }
 

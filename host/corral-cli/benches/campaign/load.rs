@@ -154,11 +154,19 @@ where
 }
 
 /// Reload under load: `calls` calls, one every 2 ms, 64 in flight at most,
-/// while the plugin directory changes every 100 ms; prints the verdict line.
+/// while the plugin directory changes every 100 ms, with a
+/// `corral serve --http` watching the same directory for the MCP
+/// `list_changed` count; prints the verdict line.
 pub fn reload(calls: usize) -> bool {
     let runtime = runtime();
     let ms = std::time::Duration::from_millis;
-    let tally = runtime.block_on(load::reload_under_load(calls, CONCURRENCY, ms(2), ms(100)));
+    let tally = runtime.block_on(load::reload_under_load(
+        calls,
+        CONCURRENCY,
+        ms(2),
+        ms(100),
+        Some(std::path::Path::new(env!("CARGO_BIN_EXE_corral"))),
+    ));
     let passed = tally.passed();
     println!("reload {tally}: {}", if passed { "ok" } else { "FAILED" });
     passed

@@ -1,36 +1,53 @@
 //! The MCP transport of the load campaign: `corral serve --http` in a child
 //! process, called through the official Rust SDK's client (rmcp) over
-//! streamable HTTP.
+//! streamable HTTP; and, for the reload campaign, a client that records each
+//! `notifications/tools/list_changed` such a server sends.
 
 use std::future::Future;
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::pin::Pin;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::Value;
 
 use super::{Ended, FUEL, MEMORY_MIB, OUTPUT_KIB, TIMEOUT_MS};
 
-/// `corral serve --http 127.0.0.1:0 --no-watch` over a plugin directory,
-/// with the campaign's limits; killed on drop.
+/// `corral serve --http 127.0.0.1:0` over a plugin directory, with the
+/// campaign's limits, watching the directory or not; killed on drop.
 pub struct McpServer {
     child: Child,
     url: String,
 }
 
 impl McpServer {
-    /// Starts the server (`corral` is the binary's path) and waits until it
-    /// serves; its stderr is drained in a thread.
+    /// Starts the server with `--no-watch` (`corral` is the binary's path)
+    /// and waits until it serves; its stderr is drained in a thread.
     ///
     /// # Panics
     /// When the server cannot start or exits before it serves.
     pub fn start(corral: &Path, plugins: &Path, cache: &Path) -> Self {
+        Self::spawn(corral, plugins, cache, false)
+    }
+
+    /// [`start`](Self::start), but the server watches `plugins` and sends
+    /// `notifications/tools/list_changed` on each reload that changes the
+    /// tool set.
+    ///
+    /// # Panics
+    /// As [`start`](Self::start).
+    pub fn start_watching(corral: &Path, plugins: &Path, cache: &Path) -> Self {
+        Self::spawn(corral, plugins, cache, true)
+    }
+
+    fn spawn(corral: &Path, plugins: &Path, cache: &Path, watch: bool) -> Self {
+        let watch_flag: &[&str] = if watch { &[] } else { &["--no-watch"] };
         let mut child = Command::new(corral)
             .arg("--plugins")
             .arg(plugins)
@@ -40,7 +57,9 @@ impl McpServer {
             .args(["--timeout-ms", &TIMEOUT_MS.to_string()])
             .args(["--memory-mib", &MEMORY_MIB.to_string()])
             .args(["--output-kib", &OUTPUT_KIB.to_string()])
-            .args(["serve", "--no-watch", "--http", "127.0.0.1:0"])
+            .arg("serve")
+            .args(watch_flag)
+            .args(["--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -75,11 +94,68 @@ impl McpServer {
     /// # Panics
     /// When the client cannot connect.
     pub async fn client(&self) -> Arc<RunningService<RoleClient, ()>> {
+        Arc::new(self.connect(()).await)
+    }
+
+    /// A connected client (`initialize` done, so a session with its
+    /// notification stream) that records when each
+    /// `notifications/tools/list_changed` arrives.
+    ///
+    /// # Panics
+    /// When the client cannot connect.
+    pub async fn list_changes(&self) -> (ListChanges, RunningService<RoleClient, ListChanges>) {
+        let changes = ListChanges::default();
+        (changes.clone(), self.connect(changes).await)
+    }
+
+    async fn connect<H: rmcp::ClientHandler>(&self, handler: H) -> RunningService<RoleClient, H> {
         // reqwest is built without a TLS provider of its own (features
         // unified with corral-dist's); plain HTTP still needs one installed.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let transport = StreamableHttpClientTransport::from_uri(self.url.clone());
-        Arc::new(().serve(transport).await.expect("MCP client connects"))
+        handler.serve(transport).await.expect("MCP client connects")
+    }
+}
+
+/// The times at which an MCP client received
+/// `notifications/tools/list_changed`, in arrival order.
+#[derive(Clone, Debug, Default)]
+pub struct ListChanges(Arc<Received>);
+
+#[derive(Debug, Default)]
+struct Received {
+    times: Mutex<Vec<Instant>>,
+    arrived: tokio::sync::Notify,
+}
+
+impl ListChanges {
+    /// The arrival times so far.
+    pub fn times(&self) -> Vec<Instant> {
+        self.0.times.lock().expect("lock").clone()
+    }
+
+    /// Waits until a notification has arrived at or after `since`, up to
+    /// `deadline`; true when one did.
+    pub async fn arrived_since(&self, since: Instant, deadline: Instant) -> bool {
+        loop {
+            let arrived = self.0.arrived.notified();
+            if self.times().iter().any(|&t| t >= since) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline.into(), arrived)
+                .await
+                .is_err()
+            {
+                return false;
+            }
+        }
+    }
+}
+
+impl rmcp::ClientHandler for ListChanges {
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.0.times.lock().expect("lock").push(Instant::now());
+        self.0.arrived.notify_waiters();
     }
 }
 

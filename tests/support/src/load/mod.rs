@@ -15,8 +15,8 @@ mod mcp;
 mod reload;
 pub mod soak;
 
-pub use mcp::{McpServer, transport as mcp_transport};
-pub use reload::{ReloadTally, new_version, reload_under_load};
+pub use mcp::{ListChanges, McpServer, transport as mcp_transport};
+pub use reload::{McpAnnouncements, ReloadTally, new_version, reload_under_load};
 
 use std::future::Future;
 use std::sync::Arc;

@@ -13,6 +13,11 @@
 //! `dup_tool` (served only while it is there: `unknown_tool` when it is not).
 //! Each call also checks, as it starts, that the `echo` being served is one
 //! of the valid versions.
+//!
+//! Given the `corral` binary, a `corral serve --http` watching the same
+//! directory runs beside the host, and an MCP client counts the
+//! `notifications/tools/list_changed` it sends: the same reloads, seen
+//! through the protocol.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -47,15 +52,33 @@ pub struct ReloadTally {
     /// Whether the last change, made after the calls, was announced and
     /// served.
     pub last_change_served: bool,
+    /// What the MCP client of a watching `corral serve --http` received,
+    /// when the campaign ran one.
+    pub mcp: Option<McpAnnouncements>,
     /// How long the calls took.
     pub elapsed: Duration,
 }
 
+/// The `notifications/tools/list_changed` an MCP client received from a
+/// `corral serve --http` watching the campaign's directory.
+#[derive(Debug, Default)]
+pub struct McpAnnouncements {
+    /// Notifications received while the calls ran.
+    pub announced: usize,
+    /// The longest gap between two of them while the calls ran.
+    pub longest_silence: Duration,
+    /// Whether one arrived after the last change, made after the calls.
+    pub last_change_announced: bool,
+}
+
 impl ReloadTally {
     /// No failed in-flight call, nothing invalid served, and the last change
-    /// announced.
+    /// announced (over MCP too, when it ran).
     pub fn passed(&self) -> bool {
-        self.failed.is_empty() && self.invalid_served == 0 && self.last_change_served
+        self.failed.is_empty()
+            && self.invalid_served == 0
+            && self.last_change_served
+            && self.mcp.as_ref().is_none_or(|m| m.last_change_announced)
     }
 }
 
@@ -77,6 +100,16 @@ impl std::fmt::Display for ReloadTally {
             self.longest_silence.as_secs_f64(),
             self.last_change_served,
         )?;
+        if let Some(mcp) = &self.mcp {
+            write!(
+                f,
+                "; over MCP: {} list_changed received, longest silence {:.2} s, last change \
+                 announced: {}",
+                mcp.announced,
+                mcp.longest_silence.as_secs_f64(),
+                mcp.last_change_announced,
+            )?;
+        }
         for why in self.failed.iter().take(10) {
             write!(f, "\n  {why}")?;
         }
@@ -166,17 +199,38 @@ impl Scene {
     }
 }
 
+/// The longest gap between consecutive `times` (sorted) from `from` up to
+/// `until`, counting the gap from `from` to the first.
+fn longest_silence(times: &[Instant], from: Instant, until: Instant) -> Duration {
+    let mut longest = Duration::ZERO;
+    let mut last = from;
+    for &t in times.iter().filter(|&&t| t <= until) {
+        longest = longest.max(t.saturating_duration_since(last));
+        last = t;
+    }
+    longest
+}
+
 /// Runs `calls` calls, one issued every `pace` with at most `concurrency`
 /// in flight, while the directory changes every `period`; then makes one
-/// last change and waits up to 30 s for it to be served.
+/// last change and waits up to 30 s for it to be served. With `corral`
+/// (the binary's path), a `corral serve --http` watches the same directory
+/// and an MCP client counts its `notifications/tools/list_changed`.
 pub async fn reload_under_load(
     calls: usize,
     concurrency: usize,
     pace: Duration,
     period: Duration,
+    corral: Option<&Path>,
 ) -> ReloadTally {
     let scene = Arc::new(Scene::new(2).await);
     let host = super::host(scene.dir.path()).await;
+    let server = corral
+        .map(|bin| super::McpServer::start_watching(bin, scene.dir.path(), &crate::cache_dir()));
+    let mcp = match &server {
+        Some(server) => Some(server.list_changes().await),
+        None => None,
+    };
     let mut changes = host.subscribe();
     changes.borrow_and_update();
     let watcher = host.watch().expect("watch");
@@ -247,19 +301,40 @@ pub async fn reload_under_load(
             (_, Err((kind, text))) => tally.failed.push(format!("call {i}: {kind}: {text}")),
         }
     }
+    let until = started + elapsed;
     {
         let times = announced.lock().expect("lock");
-        tally.announced = times.len();
-        let mut last = started;
-        for &t in times.iter().filter(|&&t| t <= started + elapsed) {
-            tally.longest_silence = tally.longest_silence.max(t - last);
-            last = t;
-        }
+        tally.announced = times.iter().filter(|&&t| t <= until).count();
+        tally.longest_silence = longest_silence(&times, started, until);
+    }
+    if let Some((received, _)) = &mcp {
+        let times = received.times();
+        tally.mcp = Some(McpAnnouncements {
+            announced: times.iter().filter(|&&t| t <= until).count(),
+            longest_silence: longest_silence(&times, started, until),
+            last_change_announced: false,
+        });
     }
 
-    // One last change after the storm: it must be announced and served.
+    // One last change after the storm, once every reload of the storm is
+    // over (nothing announced for 2 s, twice the longest a burst is held),
+    // so that what is announced next is this change: it must be announced
+    // and served.
+    let quiet = Duration::from_secs(2);
+    loop {
+        let latest = |times: &[Instant]| times.last().copied().unwrap_or(started);
+        let mut newest = latest(&announced.lock().expect("lock"));
+        if let Some((received, _)) = &mcp {
+            newest = newest.max(latest(&received.times()));
+        }
+        if newest.elapsed() >= quiet {
+            break;
+        }
+        tokio::time::sleep_until((newest + quiet).into()).await;
+    }
     let last = scene.versions.last().expect("a last version");
     changes.borrow_and_update();
+    let changed_at = Instant::now();
     replace_atomically(&scene.dir.path().join(HOSTILE), last);
     let want = sha256(last);
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -273,6 +348,12 @@ pub async fn reload_under_load(
         }
         let _ = tokio::time::timeout_at(deadline.into(), changes.changed()).await;
     }
+    if let (Some((received, _)), Some(tally)) = (&mcp, tally.mcp.as_mut()) {
+        // The server reloads on its own watcher: its notification.
+        tally.last_change_announced = received.arrived_since(changed_at, deadline).await;
+    }
+    drop(mcp);
+    drop(server);
     drop(watcher);
     listener.abort();
     tally
