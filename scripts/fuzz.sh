@@ -7,15 +7,19 @@
 #   scripts/fuzz.sh                 every target, full size
 #   scripts/fuzz.sh plan_parse      one target
 #   RUNS=100000 SECONDS_MAX=60 scripts/fuzz.sh plan_parse   a short pass
+#   PREBUILT=1 scripts/fuzz.sh      the binaries `cargo +nightly fuzz build`
+#                                   left in fuzz/target, not rebuilt: a long
+#                                   campaign goes on while the sources change
 #
 # Needs the nightly toolchain (rustup) and cargo-fuzz (installed here from
 # crates.io if missing). The corpus of each target lives in
-# fuzz/corpus/TARGET (committed after `cargo +nightly fuzz cmin TARGET`: the
-# inputs that reach distinct coverage); a crash
-# is written to fuzz/artifacts/TARGET and fails the run.
+# fuzz/corpus/TARGET; after a run without a crash it is minimised in place
+# (`cargo +nightly fuzz cmin`: the inputs that reach distinct coverage) to
+# be committed. A crash is written to fuzz/artifacts/TARGET and fails the
+# run. libFuzzer's whole output is kept in target/fuzz-logs/TARGET.log.
 #
 # Prints one line per target:
-#   fuzz TARGET: N executions in S s, coverage C, crashes K: ok|FAILED
+#   fuzz TARGET: N executions in S s (R/s), coverage C edges, F features, corpus K inputs, crashes K: ok|FAILED
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,28 +34,45 @@ if [[ ${#targets[@]} -eq 0 ]]; then
 fi
 
 status=0
+mkdir -p target/fuzz-logs
 for target in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$target"
-  log=$(mktemp)
+  log=target/fuzz-logs/$target.log
   dict=()
   [[ -f "fuzz/dict/$target.dict" ]] && dict=(-dict="fuzz/dict/$target.dict")
   started=$(date +%s)
+  flags=(-runs="$runs" -max_total_time="$seconds" -print_final_stats=1 "${dict[@]}")
   set +e
-  cargo +nightly fuzz run "$target" "fuzz/corpus/$target" -- \
-    -runs="$runs" -max_total_time="$seconds" -print_final_stats=1 "${dict[@]}" >"$log" 2>&1
+  if [[ -n ${PREBUILT:-} ]]; then
+    mkdir -p "fuzz/artifacts/$target"
+    "fuzz/target/x86_64-unknown-linux-gnu/release/$target" \
+      -artifact_prefix="fuzz/artifacts/$target/" "${flags[@]}" "fuzz/corpus/$target" >"$log" 2>&1
+  else
+    cargo +nightly fuzz run "$target" "fuzz/corpus/$target" -- "${flags[@]}" >"$log" 2>&1
+  fi
   code=$?
   set -e
   took=$(( $(date +%s) - started ))
   execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   crashes=$(ls "fuzz/artifacts/$target" 2>/dev/null | grep -cE '^(crash|leak|timeout|oom)-' || true)
   verdict=ok
   if [[ $code -ne 0 || ${crashes:-0} -gt 0 ]]; then
     verdict=FAILED
     status=1
     tail -40 "$log"
+  elif [[ -n ${PREBUILT:-} ]]; then
+    # cmin by hand: merge into an empty directory, which keeps one input
+    # per distinct coverage, then replace the corpus with it.
+    minimal=$(mktemp -d)
+    "fuzz/target/x86_64-unknown-linux-gnu/release/$target" -merge=1 "$minimal" "fuzz/corpus/$target" >>"$log" 2>&1
+    rm -rf "fuzz/corpus/$target"
+    mv "$minimal" "fuzz/corpus/$target"
+  else
+    cargo +nightly fuzz cmin "$target" "fuzz/corpus/$target" >>"$log" 2>&1
   fi
-  echo "fuzz $target: ${execs:-0} executions in ${took} s, coverage ${cov:-?}, crashes ${crashes:-0}: $verdict"
-  rm -f "$log"
+  inputs=$(find "fuzz/corpus/$target" -type f | wc -l)
+  echo "fuzz $target: ${execs:-0} executions in ${took} s ($(( ${execs:-0} / (took > 0 ? took : 1) ))/s), coverage ${cov:-?} edges, ${features:-?} features, corpus $inputs inputs, crashes ${crashes:-0}: $verdict"
 done
 exit "$status"
