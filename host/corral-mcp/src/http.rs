@@ -1,6 +1,7 @@
 //! Streamable HTTP: the MCP endpoint at `/mcp` (rmcp's streamable HTTP
-//! service on axum, many sessions sharing one [`Host`](corral::Host)) and Prometheus
-//! metrics at `/metrics`.
+//! service on axum, many sessions sharing one [`Host`](corral::Host)),
+//! Prometheus metrics at `/metrics`, and the probes `/healthz` and `/readyz`
+//! ([`crate::ops`]).
 //!
 //! Protection, in order:
 //! - DNS rebinding: the `Host` header must name an allowed host (loopback
@@ -9,11 +10,13 @@
 //!   by default, plus [`HttpOptions::allowed_origins`]); rmcp answers others
 //!   with `403`.
 //! - Optional bearer token ([`HttpOptions::token`]): every request to `/mcp`
-//!   and `/metrics` without `Authorization: Bearer <token>` gets `401`.
+//!   and `/metrics` without `Authorization: Bearer <token>` gets `401`. The
+//!   probes answer without it: they say only counts.
 //!
-//! Shutdown is graceful: when `shutdown` resolves the listener stops accepting,
-//! requests in flight (tool calls included) finish, then the MCP sessions are
-//! closed.
+//! Shutdown is a drain ([`crate::ops`]): when `shutdown` resolves the
+//! replica turns unready, then refuses new requests with `503`, lets the
+//! requests in flight (tool calls included) finish within the grace period,
+//! and [`serve`] returns how many it had to cut off.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -30,10 +33,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
-
-/// How long in-flight requests get after shutdown starts before sessions are
-/// closed: 30 000 ms.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+use crate::ops::{self, Drain, DrainOptions, DrainReport, Probes};
 
 /// Options of the HTTP transport.
 #[derive(Debug, Clone, Default)]
@@ -88,14 +88,20 @@ async fn metrics(State(state): State<AppState>) -> Response {
     }
 }
 
-/// The axum router: `/mcp` and `/metrics`, behind the token check. `sessions`
-/// closes every MCP session when cancelled.
+/// The axum router: `/mcp` (behind `drain`'s guard) and `/metrics`, behind
+/// the token check, and the probes `/healthz` and `/readyz` without it.
+/// `sessions` closes every MCP session when cancelled.
 pub fn router(
     server: McpServer,
     options: &HttpOptions,
     metrics_render: Option<MetricsRender>,
     sessions: CancellationToken,
+    drain: Drain,
 ) -> Router {
+    let probes = Probes {
+        host: server.host().clone(),
+        drain: drain.clone(),
+    };
     let mut config = StreamableHttpServerConfig::default();
     let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
     hosts.extend(options.allowed_hosts.iter().cloned());
@@ -120,43 +126,74 @@ pub fn router(
         token: options.token.clone(),
         metrics: metrics_render,
     };
-    Router::new()
+    let mcp = Router::new()
         .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(drain, ops::guard));
+    let guarded = Router::new()
         .route("/metrics", get(metrics))
-        .layer(middleware::from_fn_with_state(state.clone(), require_token))
-        .with_state(state)
+        .with_state(state.clone())
+        .merge(mcp)
+        .layer(middleware::from_fn_with_state(state, require_token));
+    Router::new()
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .with_state(probes)
+        .merge(guarded)
 }
 
-/// Serves on `listener` until `shutdown` resolves, then shuts down
-/// gracefully (see the module docs).
+/// Serves on `listener` until `shutdown` resolves, then drains as `drain`
+/// says (see [`crate::ops`]): the listener keeps answering (probes, and
+/// `503` to new requests) until the requests in flight are done or the
+/// grace period, or `cut_short` (a second signal), ends the drain. Then the
+/// MCP sessions are closed and the report returned; connections still open
+/// end with the process.
 ///
 /// # Errors
-/// The I/O error of the listener.
+/// The I/O error of the listener, when it fails before `shutdown`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     server: McpServer,
     options: &HttpOptions,
     metrics_render: Option<MetricsRender>,
+    drain: DrainOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+    cut_short: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<DrainReport> {
     let sessions = CancellationToken::new();
-    let app = router(server, options, metrics_render, sessions.clone());
+    let state = Drain::new();
+    let app = router(
+        server,
+        options,
+        metrics_render,
+        sessions.clone(),
+        state.clone(),
+    );
     let addr: Option<SocketAddr> = listener.local_addr().ok();
     tracing::info!(?addr, "MCP over streamable HTTP at /mcp");
-    let closing = sessions.clone();
-    let stop = async move {
-        shutdown.await;
-        tracing::info!("shutting down: finishing requests in flight");
-        // Long-lived SSE streams would hold the server open: close the
-        // sessions after the grace period.
-        tokio::spawn(async move {
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-            closing.cancel();
-        });
-    };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(stop)
-        .await?;
+    let mut serving = tokio::spawn(async move { axum::serve(listener, app).await });
+    tokio::select! {
+        ended = &mut serving => {
+            sessions.cancel();
+            return match ended {
+                Ok(result) => result.map(|()| DrainReport::default()),
+                Err(join) => Err(std::io::Error::other(join)),
+            };
+        }
+        () = shutdown => {}
+    }
+    let report = state.run(drain, cut_short).await;
+    if report.cut > 0 {
+        tracing::warn!(
+            cut = report.cut,
+            "drain over: requests still in flight were cut off"
+        );
+    } else {
+        tracing::info!(
+            took_ms = report.took.as_millis() as u64,
+            "drain over: nothing in flight"
+        );
+    }
     sessions.cancel();
-    Ok(())
+    serving.abort();
+    Ok(report)
 }

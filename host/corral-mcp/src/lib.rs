@@ -48,6 +48,7 @@
 pub mod approval;
 pub mod disclosure;
 pub mod http;
+pub mod ops;
 mod present;
 mod progress;
 mod stdio;

@@ -12,8 +12,8 @@ use crate::support::{HOSTILE, plugin_dir};
 
 /// `corral serve --http 127.0.0.1:0`, and the address it printed.
 pub(crate) struct HttpServer {
-    child: Child,
-    addr: String,
+    pub(crate) child: Child,
+    pub(crate) addr: String,
 }
 
 impl HttpServer {
@@ -86,7 +86,7 @@ impl HttpServer {
     }
 
     /// One HTTP/1.1 request; returns status and body.
-    fn send(
+    pub(crate) fn send(
         &self,
         method: &str,
         path: &str,
@@ -98,7 +98,7 @@ impl HttpServer {
     }
 
     /// One HTTP/1.1 request; returns status, raw head and body.
-    fn exchange(
+    pub(crate) fn exchange(
         &self,
         method: &str,
         path: &str,
@@ -240,7 +240,7 @@ fn http_checks_host_origin_and_token() {
 }
 
 /// The `Mcp-Session-Id` header of a response head.
-fn session_id(head: &str) -> String {
+pub(crate) fn session_id(head: &str) -> String {
     head.lines()
         .find_map(|l| {
             l.split_once(':')
@@ -252,7 +252,7 @@ fn session_id(head: &str) -> String {
 
 /// The JSON-RPC message in a response body: plain JSON, or the `data:` line
 /// of a server-sent event.
-fn message_of(body: &str) -> Value {
+pub(crate) fn message_of(body: &str) -> Value {
     let json = body
         .lines()
         .find_map(|l| {

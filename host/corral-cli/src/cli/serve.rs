@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
@@ -17,8 +18,11 @@ use super::gates::GateArgs;
 ///
 /// Without `--http`, speaks MCP on stdin/stdout (what desktop clients spawn);
 /// logs go to stderr. With `--http ADDR`, serves streamable HTTP at
-/// `http://ADDR/mcp` and Prometheus metrics at `/metrics`. The plugin
-/// directory is watched and reloaded unless `--no-watch`; clients get
+/// `http://ADDR/mcp`, Prometheus metrics at `/metrics`, and the probes
+/// `/healthz` and `/readyz`; on SIGTERM or Ctrl-C it drains (not ready, then
+/// 503 to new requests while the calls in flight finish) and exits 0, or 1
+/// when the grace period cut calls off. The plugin directory is watched and
+/// reloaded unless `--no-watch`; clients get
 /// `notifications/tools/list_changed`. `--context` values become host-level
 /// context for every call.
 #[derive(Args, Debug)]
@@ -42,6 +46,16 @@ pub struct ServeCmd {
     /// Do not watch the plugin directory for changes
     #[arg(long)]
     no_watch: bool,
+    /// After SIGTERM, keep serving new requests this long while /readyz
+    /// already answers 503, so a load balancer takes the replica out of
+    /// rotation first (HTTP; at least its check interval times its fall
+    /// count)
+    #[arg(long, value_name = "MS", default_value_t = 0, requires = "http")]
+    drain_delay_ms: u64,
+    /// After SIGTERM (and the drain delay), how long calls in flight get to
+    /// finish before they are cut off and the process exits 1 (HTTP)
+    #[arg(long, value_name = "MS", default_value_t = 30_000, requires = "http")]
+    drain_grace_ms: u64,
     /// Sign the approval state of 2026-07-28 clients with the key in this
     /// file (at least 32 bytes; the same file on every replica). Default:
     /// the CORRAL_STATE_KEY environment variable, else a key generated for
@@ -59,7 +73,8 @@ pub struct ServeCmd {
 
 impl ServeCmd {
     /// Runs the subcommand until the client disconnects (stdio) or the
-    /// process gets Ctrl-C / SIGTERM (HTTP).
+    /// process gets Ctrl-C / SIGTERM and has drained (HTTP): exit status 1
+    /// when the drain cut calls off.
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         let context = self.gates.call_context();
         let disclosure = match self.disclose {
@@ -144,14 +159,36 @@ impl ServeCmd {
                 // the log never sees half of the address (an unbuffered
                 // `eprintln!` writes each format piece separately).
                 announce(&format!("corral: serving MCP at http://{bound}/mcp\n"));
-                corral_mcp::http::serve(
+                let drain = corral_mcp::ops::DrainOptions {
+                    delay: Duration::from_millis(self.drain_delay_ms),
+                    grace: Duration::from_millis(self.drain_grace_ms),
+                    ..Default::default()
+                };
+                // The first signal starts the drain, a second one ends it.
+                let (first, second) = signals();
+                let report = corral_mcp::http::serve(
                     listener,
                     server,
                     &options,
                     install_metrics(stats)?,
-                    shutdown(),
+                    drain,
+                    first,
+                    second,
                 )
                 .await?;
+                if report.cut > 0 {
+                    announce(&format!(
+                        "corral: drained in {:.1} s; {} request(s) still in flight were cut off \
+                         (raise --drain-grace-ms if calls need longer)\n",
+                        report.took.as_secs_f64(),
+                        report.cut
+                    ));
+                    return Ok(ExitCode::FAILURE);
+                }
+                announce(&format!(
+                    "corral: drained in {:.1} s; every request in flight finished\n",
+                    report.took.as_secs_f64()
+                ));
             }
         }
         Ok(ExitCode::SUCCESS)
@@ -213,20 +250,45 @@ fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> 
     Ok(Some(render))
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Two futures: the first resolves on the first Ctrl-C or SIGTERM, the
+/// second on the one after it. The handlers are installed before this
+/// returns, so a signal from then on drains instead of killing.
+fn signals() -> (
+    impl Future<Output = ()> + Send + 'static,
+    impl Future<Output = ()> + Send + 'static,
+) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
+    let (second_tx, second_rx) = tokio::sync::oneshot::channel::<()>();
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut terminate), Ok(mut interrupt)) => {
+            tokio::spawn(async move {
+                for sender in [first_tx, second_tx] {
+                    tokio::select! {
+                        _ = terminate.recv() => {}
+                        _ = interrupt.recv() => {}
+                    }
+                    let _ = sender.send(());
+                }
+            });
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminate => {}
+        _ => {
+            tracing::warn!("cannot listen for SIGTERM and SIGINT: stop the server with SIGKILL");
+            // Never resolve: keep the senders for the life of the process.
+            std::mem::forget((first_tx, second_tx));
+        }
     }
+    (
+        async move {
+            let _ = first_rx.await;
+        },
+        async move {
+            let _ = second_rx.await;
+        },
+    )
 }
 
 /// Writes one whole line to stderr in a single `write_all`; a failed write
