@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::WAIT;
 use super::http::{HttpServer, message_of};
-use crate::support::{HOSTILE, plugin_dir};
+use crate::support::{HOSTILE, plugin_dir, pool};
 
 /// Sends `signal` (`TERM`, `KILL`) to the server.
 fn signal(server: &HttpServer, signal: &str) {
@@ -144,6 +144,61 @@ fn probes_answer_without_the_token_and_say_only_counts() {
         ("Accept", "application/json, text/event-stream"),
     ];
     assert_eq!(server.send("POST", "/mcp", &auth, "{}").0, 403);
+}
+
+/// Readiness is false while a plugin is still compiling (`corral serve`
+/// serves the cached plugins at once and compiles the others in the
+/// background), and true once it is served. In process, on one thread: the
+/// background compile cannot finish before the test first waits for it.
+#[tokio::test]
+async fn readiness_waits_for_the_plugins_still_compiling() {
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+
+    let cold = tempfile::tempdir().expect("an empty cache");
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = corral::Host::builder()
+        .plugin_dir(dir.path())
+        .pool(pool())
+        .cache(corral::ComponentCache::in_dir(cold.path()))
+        .serve_while_compiling(true)
+        .build()
+        .await
+        .expect("host");
+    let mut changes = host.subscribe();
+    let app = corral_mcp::http::router(
+        corral_mcp::McpServer::new(host.clone()),
+        &corral_mcp::http::HttpOptions::default(),
+        None,
+        tokio_util::sync::CancellationToken::new(),
+        corral_mcp::ops::Drain::new(),
+    );
+    let readyz = || async {
+        let request = http::Request::get("/readyz")
+            .body(String::new())
+            .expect("request");
+        let response = app.clone().oneshot(request).await.expect("infallible");
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.expect("body");
+        let body: Value = serde_json::from_slice(&body.to_bytes()).expect("JSON");
+        (status, body)
+    };
+
+    let (status, body) = readyz().await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["ready"], false, "{body}");
+    assert_eq!(body["draining"], false, "{body}");
+    assert_eq!(body["plugins_pending"], 1, "{body}");
+
+    while !host.pending_plugins().is_empty() {
+        changes
+            .changed()
+            .await
+            .expect("the host announces the compiled plugin");
+    }
+    let (status, body) = readyz().await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["plugins_pending"], 0, "{body}");
 }
 
 /// SIGTERM with a call in flight and a notification stream open: unready at
