@@ -9,6 +9,10 @@
 //!   cache, the arguments' sha256, and the arguments themselves (with the
 //!   `mask_fields` replaced by `"***"`) only when `record_arguments` is set.
 //!
+//! Every line also carries `"replica"`: the id of the process that wrote it
+//! ([`AuditLog::with_replica`]; `null` when none was set), so the logs of
+//! replicas behind a load balancer can be merged and still say who decided.
+//!
 //! Approval line shape (keys always present, `null` when not applicable):
 //! `{"time": RFC 3339 UTC with ms, "event": "approval", "gate": "declared"|"requested", "tool",
 //! "plugin", "plugin_sha256", "arguments_sha256": hex sha256 of the arguments'
@@ -166,6 +170,15 @@ pub fn mask(value: &serde_json::Value, fields: &[String]) -> serde_json::Value {
 pub struct AuditLog {
     path: PathBuf,
     file: Mutex<File>,
+    replica: Option<String>,
+}
+
+/// A record with the writer's replica id after its own keys.
+#[derive(Serialize)]
+struct Stamped<'a, R: Serialize> {
+    #[serde(flatten)]
+    record: &'a R,
+    replica: Option<&'a str>,
 }
 
 impl AuditLog {
@@ -183,7 +196,23 @@ impl AuditLog {
         Ok(Self {
             path,
             file: Mutex::new(file),
+            replica: None,
         })
+    }
+
+    /// Names the process in every record it appends (`"replica"`), e.g. a
+    /// pod's name; at most 256 characters, control characters escaped
+    /// (it may come from the environment). Default: none (`null`).
+    #[must_use]
+    pub fn with_replica(mut self, id: impl AsRef<str>) -> Self {
+        let id: String = id.as_ref().chars().take(256).collect();
+        self.replica = Some(crate::text::escape(&id).into_owned());
+        self
+    }
+
+    /// The replica id records carry, if one was set.
+    pub fn replica(&self) -> Option<&str> {
+        self.replica.as_deref()
     }
 
     /// The file.
@@ -197,7 +226,11 @@ impl AuditLog {
     /// The I/O error; the gate then denies the call (an unaudited decision is
     /// not allowed to take effect).
     pub fn append(&self, record: &impl Serialize) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+        let stamped = Stamped {
+            record,
+            replica: self.replica.as_deref(),
+        };
+        let mut line = serde_json::to_vec(&stamped).map_err(std::io::Error::other)?;
         line.push(b'\n');
         let mut file = self
             .file
@@ -271,6 +304,29 @@ mod tests {
             edited_arguments: None,
             review_ms: 0,
         }
+    }
+
+    #[test]
+    fn every_line_names_the_replica_that_wrote_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        AuditLog::open(&path)
+            .unwrap()
+            .append(&record("anonymous"))
+            .unwrap();
+        let log = AuditLog::open(&path)
+            .unwrap()
+            .with_replica("corral-7f9c\u{1b}[2J");
+        assert_eq!(log.replica(), Some("corral-7f9c\\u{1b}[2J"));
+        log.append(&record("named")).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["replica"], serde_json::Value::Null);
+        assert_eq!(lines[1]["replica"], "corral-7f9c\\u{1b}[2J");
+        assert_eq!(lines[1]["tool"], "named", "the record's own keys stay");
     }
 
     #[test]

@@ -98,6 +98,23 @@ fn running(pid: u32) -> bool {
 /// Best effort: an unreadable directory or a file that cannot be removed is
 /// skipped.
 pub(crate) fn sweep(dir: &Path, only: Option<&str>) -> usize {
+    remove_temporaries(dir, |target, pid| {
+        only.is_none_or(|only| only == target) && (pid == std::process::id() || !running(pid))
+    })
+}
+
+/// Removes from `dir` every temporary file for the file named `name`,
+/// whoever wrote it. Only for a file whose writers hold a lock while they
+/// write, by a caller holding it: then no write is in progress, and a
+/// temporary file can only be a killed writer's, even one of another
+/// machine sharing the directory, whose process ids [`sweep`] cannot see.
+pub(crate) fn sweep_locked(dir: &Path, name: &str) -> usize {
+    remove_temporaries(dir, |target, _| target == name)
+}
+
+/// Removes the temporary files in `dir` for which `remove(target, pid)`
+/// holds; returns how many.
+fn remove_temporaries(dir: &Path, remove: impl Fn(&str, u32) -> bool) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
@@ -107,12 +124,7 @@ pub(crate) fn sweep(dir: &Path, only: Option<&str>) -> usize {
         let Some((target, pid)) = name.to_str().and_then(writer_of) else {
             continue;
         };
-        if only.is_some_and(|only| only != target) {
-            continue;
-        }
-        if (pid == std::process::id() || !running(pid))
-            && std::fs::remove_file(entry.path()).is_ok()
-        {
+        if remove(target, pid) && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
     }

@@ -333,6 +333,56 @@ fn rebuild(path: &Path) {
     file.write_all(&section).expect("append");
 }
 
+/// Two hosts sharing one standing-approvals file, as two replicas: a grant
+/// on one holds on the other, which opened the file before it was made, and
+/// a read-only replica picks it up too but never writes the file.
+#[tokio::test]
+async fn replicas_sharing_standing_approvals_see_each_others_grants() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let state = tempfile::tempdir().expect("temp dir");
+    let standing = state.path().join("standing.json");
+    let host_with = |reviewer: Arc<Scripted>, set: StandingApprovals| {
+        let dir = dir.path().to_path_buf();
+        async move {
+            builder(&dir)
+                .reviewer_arc(reviewer)
+                .standing_approvals(set)
+                .build()
+                .await
+                .expect("host")
+        }
+    };
+    let (a_reviewer, b_reviewer, c_reviewer) = (
+        Scripted::new([ApprovalDecision::ContinueAlways]),
+        Scripted::new([]),
+        Scripted::new([]),
+    );
+    let a = host_with(
+        a_reviewer.clone(),
+        StandingApprovals::file(&standing).expect("a"),
+    )
+    .await;
+    let b = host_with(
+        b_reviewer.clone(),
+        StandingApprovals::file(&standing).expect("b"),
+    )
+    .await;
+    let c = host_with(
+        c_reviewer.clone(),
+        StandingApprovals::file_read_only(&standing).expect("c"),
+    )
+    .await;
+
+    call(&a, "gated", DELETE_ALL).await.expect("approved on a");
+    call(&b, "gated", DELETE_ALL).await.expect("standing on b");
+    call(&c, "gated", DELETE_ALL).await.expect("standing on c");
+    assert_eq!(a_reviewer.seen().len(), 1);
+    assert!(b_reviewer.seen().is_empty(), "b was not asked");
+    assert!(c_reviewer.seen().is_empty(), "c was not asked");
+    let written = std::fs::read_to_string(&standing).expect("the file");
+    assert_eq!(written.matches("\"tool\"").count(), 1, "{written}");
+}
+
 #[tokio::test]
 async fn a_standing_approval_ends_when_the_plugin_changes() {
     let dir = plugin_dir(&[HOSTILE]);

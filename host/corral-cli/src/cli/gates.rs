@@ -58,13 +58,25 @@ pub struct GateArgs {
     /// How long a review may take before it counts as deny, in milliseconds
     #[arg(long, value_name = "MS", default_value_t = 120_000)]
     review_timeout_ms: u64,
-    /// Append every gated call and decision to this JSON-lines file
+    /// Append every gated call and decision to this JSON-lines file;
+    /// `{replica}` in it is replaced by the replica id (one file per
+    /// replica on a shared volume)
     #[arg(long, value_name = "FILE")]
     audit_log: Option<PathBuf>,
+    /// Names this process in every audit record (and trace), e.g. a pod's
+    /// name [default: the host name]
+    #[arg(long, value_name = "ID", env = "CORRAL_REPLICA_ID")]
+    replica_id: Option<String>,
     /// Keep "always allow" decisions in this file (bound to each plugin's
-    /// sha256) [default: they last for this process only]
+    /// sha256), shared with every process using it: read again when it
+    /// changes, merged under a lock when written [default: they last for
+    /// this process only]
     #[arg(long, value_name = "FILE")]
     standing_approvals: Option<PathBuf>,
+    /// Only read the --standing-approvals file (a read-only volume, a
+    /// Kubernetes ConfigMap): "always" answers then last for this process
+    #[arg(long, requires = "standing_approvals")]
+    standing_approvals_read_only: bool,
     /// Out-of-band context for the call, as KEY=VALUE (repeatable); reaches a
     /// plugin only if its context policy admits the key
     #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_pair)]
@@ -101,6 +113,21 @@ impl GateArgs {
         self.approve.is_some()
     }
 
+    /// This process's replica id: `--replica-id` (or `CORRAL_REPLICA_ID`),
+    /// else the host name (a pod's name in Kubernetes), else `corral`.
+    pub fn replica_id(&self) -> String {
+        self.replica_id
+            .clone()
+            .or_else(|| {
+                std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .ok()
+                    .map(|h| h.trim().to_string())
+            })
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| "corral".to_string())
+    }
+
     /// The call's own context.
     pub fn call_context(&self) -> CallContext {
         self.context.iter().cloned().collect()
@@ -122,10 +149,18 @@ impl GateArgs {
         }
         builder = builder.review_timeout(Duration::from_millis(self.review_timeout_ms));
         if let Some(path) = &self.audit_log {
-            builder = builder.audit_log(AuditLog::open(path)?);
+            let replica = self.replica_id();
+            // A file name, whatever the id holds.
+            let name = replica.replace(['/', '\\', '\0'], "_");
+            let path = PathBuf::from(path.to_string_lossy().replace("{replica}", &name));
+            builder = builder.audit_log(AuditLog::open(path)?.with_replica(replica));
         }
         if let Some(path) = &self.standing_approvals {
-            builder = builder.standing_approvals(StandingApprovals::file(path)?);
+            builder = builder.standing_approvals(if self.standing_approvals_read_only {
+                StandingApprovals::file_read_only(path)?
+            } else {
+                StandingApprovals::file(path)?
+            });
         }
         for (plugin, list) in &self.context_allow {
             builder = builder.context_policy(plugin, ContextPolicy::allow(keys(list)));
