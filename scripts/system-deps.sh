@@ -8,6 +8,8 @@
 #                           (not with --build, which is what building needs)
 #   keyutils                keyctl, which runs the OS keyring test's processes
 #                           in one kernel session keyring, as a login would
+#   haproxy                 the load balancer in front of three replicas in
+#                           the replica test (scripts/replicas.sh)
 set -euo pipefail
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
@@ -15,6 +17,7 @@ pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
 if [[ "${1:-}" != "--build" ]]; then
   command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
   command -v keyctl >/dev/null 2>&1 || missing+=(keyutils)
+  command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 fi
 if ((${#missing[@]})); then
   echo "==> installing Debian packages: ${missing[*]}"

@@ -36,10 +36,19 @@ CARGO_TARGET_DIR=target/fuzz-check cargo check --manifest-path fuzz/Cargo.toml -
 mcp_status=0
 scripts/mcp-clients.sh 2>&1 | tee -a "$log" || mcp_status=$?
 
+# Three replicas behind HAProxy, one SIGTERMed and one SIGKILLed under load
+# (the long run is in BENCHMARKS.md).
+echo "==> replicas behind HAProxy"
+replicas_status=0
+scripts/replicas.sh 600 2>&1 | tee -a "$log" || replicas_status=$?
+
 # One closing line over every test binary (cargo prints one per binary, and the
 # last ones are doc-test binaries with nothing to run) and the client checks.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
      /^mcp client check: .*: ok$/ { p += 1 }
      /^mcp client check: .*: FAILED$/ { f += 1 }
+     /^replicas: .*: ok$/ { p += 1 }
+     /^replicas: .*: FAILED$/ { f += 1 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
-exit "$mcp_status"
+[ "$mcp_status" -eq 0 ] || exit "$mcp_status"
+exit "$replicas_status"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Three `corral serve --http` replicas behind HAProxy (issue 30): stateless
+# MCP calls, 32 in flight, while one replica gets SIGTERM and another
+# SIGKILL; session-based clients kept on their replica by HAProxy's stick
+# table. The load and the checks are tests/replicas/replicas.py; HAProxy's
+# configuration is deploy/haproxy/haproxy.cfg, the one README.md shows.
+#
+#   scripts/replicas.sh [CALLS] [CORRAL]
+#
+# CALLS defaults to 600 (the size .ci/run runs, through scripts/test.sh);
+# the long run in BENCHMARKS.md is 20 000 with the release binary:
+#   scripts/replicas.sh 20000 target/release/corral
+# Needs the built `corral` (default target/debug/corral) and sample tools
+# (scripts/build-guests.sh). Installs HAProxy (Debian, scripts/system-deps.sh)
+# and the pinned Python MCP client (PyPI) when missing. Prints the figures and one line:
+#   replicas: N calls, ... : ok|FAILED
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+calls=${1:-600}
+corral=${2:-$PWD/target/debug/corral}
+cache="$PWD/target/test-component-cache"
+
+scripts/system-deps.sh
+venv=target/mcp-venv
+if ! cmp -s tests/mcp/requirements.txt "$venv/requirements.txt"; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
+  cp tests/mcp/requirements.txt "$venv/requirements.txt"
+fi
+
+plugins=$(mktemp -d)
+trap 'rm -rf "$plugins"' EXIT
+cp plugins/text.wasm plugins/notes.wasm "$plugins/"
+mkdir "$plugins/notes-data"
+# The notes plugin as in plugins/, but with no reviewer in the way (the
+# test counts writes, not decisions) and every notes_write execution in the
+# audit log with its arguments, to count them per replica.
+cat >"$plugins/notes.policy.toml" <<'POLICY'
+version = 1
+
+[[filesystem]]
+host = "notes-data"
+guest = "/notes"
+access = "read-write"
+
+[resilience.tools.notes_write]
+audit = { level = "all", record_arguments = true }
+POLICY
+# Warm the component cache the replicas share.
+"$corral" --plugins "$plugins" --cache-dir "$cache" list >/dev/null
+exec "$venv/bin/python" tests/replicas/replicas.py "$corral" "$plugins" "$cache" \
+  deploy/haproxy/haproxy.cfg --calls "$calls"
