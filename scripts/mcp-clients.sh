@@ -74,6 +74,9 @@ check "python mcp 2.3 any-component tools (Rust and JavaScript builds of one WIT
   target/guests/wasm32-wasip2/release/fixture_any_types.wasm target/guests/lang/any_js.wasm \
   tests/fixtures/any_types/wit/types.wit "$cache"
 
+check "OpenTelemetry: a plan's steps and stages in the caller's trace (_meta traceparent), the HTTP header's, a fresh one; OTLP/HTTP to a receiver on opentelemetry-proto" \
+  "$venv/bin/python" tests/otel/otlp_traces.py "$corral" "$plugins" "$cache"
+
 stdio=("$corral" --plugins "$plugins" --cache-dir "$cache" serve --no-watch)
 contains() { # PATTERN COMMAND...: the command succeeds and prints PATTERN
   local pattern=$1

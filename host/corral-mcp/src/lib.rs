@@ -52,8 +52,11 @@ pub mod ops;
 mod present;
 mod progress;
 mod stdio;
+pub mod trace;
 
 use std::sync::Arc;
+
+use tracing::Instrument as _;
 
 use corral::{CallError, CallOptions, Host};
 
@@ -305,7 +308,47 @@ impl ServerHandler for McpServer {
         self.host.tool(name).map(|t| self.describe(&t))
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Tell this client whenever a reload changes the tool set, or a tool
+        // goes DOWN or recovers (its description and _meta change).
+        let mut changes = self.host.subscribe();
+        let mut health = self.host.subscribe_health();
+        changes.borrow_and_update();
+        health.borrow_and_update();
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            loop {
+                let changed = tokio::select! {
+                    r = changes.changed() => r.is_ok(),
+                    r = health.changed() => r.is_ok(),
+                };
+                if !changed || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let meta = request
+            .meta
+            .as_ref()
+            .filter(|m| !m.0.is_empty())
+            .unwrap_or(&context.meta);
+        let span = trace::tools_call_span(&request.name, meta, &context);
+        self.call_tool_traced(request, context)
+            .instrument(span)
+            .await
+    }
+}
+
+impl McpServer {
+    /// `tools/call`, inside its span ([`trace`]).
+    async fn call_tool_traced(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -449,26 +492,5 @@ impl ServerHandler for McpServer {
             }
         }
         Ok(CallToolResponse::Complete(result))
-    }
-
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // Tell this client whenever a reload changes the tool set, or a tool
-        // goes DOWN or recovers (its description and _meta change).
-        let mut changes = self.host.subscribe();
-        let mut health = self.host.subscribe_health();
-        changes.borrow_and_update();
-        health.borrow_and_update();
-        let peer = context.peer.clone();
-        tokio::spawn(async move {
-            loop {
-                let changed = tokio::select! {
-                    r = changes.changed() => r.is_ok(),
-                    r = health.changed() => r.is_ok(),
-                };
-                if !changed || peer.notify_tool_list_changed().await.is_err() {
-                    break;
-                }
-            }
-        });
     }
 }

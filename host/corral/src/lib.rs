@@ -122,7 +122,7 @@ pub use signature::{
     simple_signing_payload, verify_file, verifying_key,
 };
 pub use spec::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata, ToolSpec};
-pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation};
+pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation, SPAN_TARGET};
 pub use watch::{DEBOUNCE, MAX_RELOAD_DELAY, REWATCH_POLL, Watcher};
 
 /// The rules for untrusted text: which characters guest text may carry,

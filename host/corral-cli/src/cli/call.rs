@@ -56,7 +56,9 @@ impl CallCmd {
     /// Runs the subcommand.
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         let arguments = self.read_arguments()?;
-        let host = global.host_with(|b| self.gates.configure(b)).await?;
+        let host = global
+            .host_with(|b| self.gates.configure(b, &global.replica_id()))
+            .await?;
         let options = CallOptions::default().with_context(self.gates.call_context());
         let result = host.call(&self.tool, &arguments, &options).await;
         if let Some(err) = result

@@ -63,10 +63,7 @@ pub struct GateArgs {
     /// replica on a shared volume)
     #[arg(long, value_name = "FILE")]
     audit_log: Option<PathBuf>,
-    /// Names this process in every audit record (and trace), e.g. a pod's
-    /// name [default: the host name]
-    #[arg(long, value_name = "ID", env = "CORRAL_REPLICA_ID")]
-    replica_id: Option<String>,
+
     /// Keep "always allow" decisions in this file (bound to each plugin's
     /// sha256), shared with every process using it: read again when it
     /// changes, merged under a lock when written [default: they last for
@@ -113,28 +110,18 @@ impl GateArgs {
         self.approve.is_some()
     }
 
-    /// This process's replica id: `--replica-id` (or `CORRAL_REPLICA_ID`),
-    /// else the host name (a pod's name in Kubernetes), else `corral`.
-    pub fn replica_id(&self) -> String {
-        self.replica_id
-            .clone()
-            .or_else(|| {
-                std::fs::read_to_string("/proc/sys/kernel/hostname")
-                    .ok()
-                    .map(|h| h.trim().to_string())
-            })
-            .or_else(|| std::env::var("HOSTNAME").ok())
-            .filter(|id| !id.is_empty())
-            .unwrap_or_else(|| "corral".to_string())
-    }
-
     /// The call's own context.
     pub fn call_context(&self) -> CallContext {
         self.context.iter().cloned().collect()
     }
 
-    /// Applies the flags to `builder`.
-    pub fn configure(&self, mut builder: HostBuilder) -> anyhow::Result<HostBuilder> {
+    /// Applies the flags to `builder`; `replica` names this process in the
+    /// audit log.
+    pub fn configure(
+        &self,
+        mut builder: HostBuilder,
+        replica: &str,
+    ) -> anyhow::Result<HostBuilder> {
         builder = match &self.approve {
             None => builder,
             Some(Approve::Auto) => builder.reviewer(AutoApprove),
@@ -149,7 +136,6 @@ impl GateArgs {
         }
         builder = builder.review_timeout(Duration::from_millis(self.review_timeout_ms));
         if let Some(path) = &self.audit_log {
-            let replica = self.replica_id();
             // A file name, whatever the id holds.
             let name = replica.replace(['/', '\\', '\0'], "_");
             let path = PathBuf::from(path.to_string_lossy().replace("{replica}", &name));

@@ -36,6 +36,7 @@ mod report;
 mod secret;
 mod serve;
 mod sign;
+mod telemetry;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -149,9 +150,38 @@ pub struct GlobalArgs {
     /// (RUST_LOG overrides)
     #[arg(short, long, global = true, action = ArgAction::Count)]
     verbose: u8,
+    /// Export traces (each call and its stages, a plan's steps, MCP
+    /// requests) to this OpenTelemetry collector over OTLP/HTTP, at
+    /// URL/v1/traces [default: no export]
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "OTEL_EXPORTER_OTLP_ENDPOINT"
+    )]
+    otlp_endpoint: Option<String>,
+    /// Names this process in audit records and traces, e.g. a pod's name
+    /// [default: the host name]
+    #[arg(long, global = true, value_name = "ID", env = "CORRAL_REPLICA_ID")]
+    replica_id: Option<String>,
 }
 
 impl GlobalArgs {
+    /// This process's replica id: `--replica-id` (or `CORRAL_REPLICA_ID`),
+    /// else the host name (a pod's name in Kubernetes), else `corral`.
+    pub fn replica_id(&self) -> String {
+        self.replica_id
+            .clone()
+            .or_else(|| {
+                std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .ok()
+                    .map(|h| h.trim().to_string())
+            })
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| "corral".to_string())
+    }
+
     fn limits(&self) -> anyhow::Result<Limits> {
         Ok(Limits::default()
             .with_fuel(self.fuel)
@@ -311,36 +341,39 @@ enum Command {
     Verify(sign::VerifyCmd),
 }
 
-/// Logs on stderr at the level `-v` asks for, unless `RUST_LOG` is set.
+/// The stderr log's filter at the level `-v` asks for (`RUST_LOG`
+/// overrides it).
 ///
 /// At the default verbosity a command that prints each call's outcome itself
 /// (`call`, `plan`, ...) turns the per-call log ([`corral::CALL_LOG_TARGET`])
 /// off, so a configuration error is not reported twice; `serve` keeps it,
 /// since there the outcome goes to the client and the log is the operator's
 /// only view.
-fn init_logging(verbose: u8, prints_outcomes: bool) {
-    let default = match verbose {
+fn log_filter(verbose: u8, prints_outcomes: bool) -> String {
+    match verbose {
         0 if prints_outcomes => format!("error,{}=off", corral::CALL_LOG_TARGET),
         0 => "error".to_owned(),
         1 => "info".to_owned(),
         2 => "debug".to_owned(),
         _ => "trace".to_owned(),
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .init();
+    }
 }
 
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let prints_outcomes = !matches!(cli.command, Command::Serve(_));
-    init_logging(cli.global.verbose, prints_outcomes);
+    let telemetry = match telemetry::init(
+        &log_filter(cli.global.verbose, prints_outcomes),
+        cli.global.otlp_endpoint.as_deref(),
+        &cli.global.replica_id(),
+    ) {
+        Ok(telemetry) => telemetry,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            return ExitCode::from(EXIT_CORRAL_FAILED);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -372,6 +405,8 @@ pub fn main() -> ExitCode {
             Command::Verify(cmd) => cmd.run(&cli.global).await,
         }
     });
+    // The spans of the command's calls, before the runtime goes.
+    telemetry.shutdown();
     match result {
         Ok(code) => code,
         // The reader went away (`| head`): nothing left to say to anyone.

@@ -46,7 +46,9 @@ impl PlanCmd {
             std::fs::read_to_string(&self.plan)
                 .with_context(|| format!("cannot read the plan file {}", self.plan))?
         };
-        let host = global.host_with(|b| self.gates.configure(b)).await?;
+        let host = global
+            .host_with(|b| self.gates.configure(b, &global.replica_id()))
+            .await?;
         // A plan is a call of the built-in `execute_tool_plan`, through the
         // one call path: hidden by --exclude-tools, gated by
         // --require-approval, recorded like any call.

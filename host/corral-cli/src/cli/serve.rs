@@ -87,7 +87,7 @@ impl ServeCmd {
             .host_with(|b| {
                 Ok(self
                     .gates
-                    .configure(b)?
+                    .configure(b, &global.replica_id())?
                     .context(context)
                     .disclosure(disclosure)
                     // Answer at once with what is cached; compile the rest

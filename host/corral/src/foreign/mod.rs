@@ -39,6 +39,7 @@ mod types;
 pub(crate) mod value;
 
 use std::path::Path;
+use tracing::Instrument as _;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -409,12 +410,17 @@ impl Foreign {
                 Err(message) => return invalid(message),
             }
         }
-        let instance = pre.instantiate_async(&mut *store).await?;
+        let instance = pre
+            .instantiate_async(&mut *store)
+            .instrument(crate::sandbox::instantiate_span())
+            .await?;
         let func = instance
             .get_func(&mut *store, export.index)
             .ok_or_else(|| wasmtime::format_err!("the component lost its export for `{name}`"))?;
         let mut results = vec![Val::Bool(false); usize::from(export.result.is_some())];
-        func.call_async(&mut *store, &params, &mut results).await?;
+        func.call_async(&mut *store, &params, &mut results)
+            .instrument(crate::sandbox::run_span())
+            .await?;
         let (Some(ty), Some(result)) = (&export.result, results.first()) else {
             return Ok(Ok(String::new()));
         };

@@ -9,6 +9,7 @@ mod startup;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
+use tracing::Instrument as _;
 
 use serde_json::Value;
 use tokio::sync::watch;
@@ -322,6 +323,57 @@ impl Host {
     }
 
     async fn call_raw(
+        &self,
+        name: &str,
+        arguments: RawArguments,
+        options: &CallOptions,
+    ) -> Result<CallOutput, CallError> {
+        use tracing::field::Empty;
+        // The call's span (`stages` lists the spans and their attributes):
+        // its fields are filled in once the call is over.
+        let span = tracing::info_span!(
+            target: stages::SPAN_TARGET,
+            "corral.call",
+            corral.tool = name,
+            corral.plugin = Empty,
+            corral.plugin.sha256 = Empty,
+            corral.fuel = Empty,
+            corral.attempts = Empty,
+            corral.outcome = Empty,
+            otel.status_code = Empty,
+        );
+        let result = self
+            .call_traced(name, arguments, options)
+            .instrument(span.clone())
+            .await;
+        if !span.is_disabled() {
+            if let Some(crate::registry::Provider::Plugin(plugin)) =
+                self.tool(name).as_ref().map(|t| t.provider())
+            {
+                span.record("corral.plugin", plugin.name());
+                span.record("corral.plugin.sha256", plugin.sha256());
+            }
+            match &result {
+                Ok(out) => {
+                    // As i64: OpenTelemetry's integers are signed.
+                    span.record(
+                        "corral.fuel",
+                        i64::try_from(out.fuel_consumed).unwrap_or(i64::MAX),
+                    );
+                    span.record("corral.attempts", i64::from(out.attempts));
+                    span.record("corral.outcome", "ok");
+                }
+                Err(err) => {
+                    span.record("corral.outcome", err.kind());
+                    span.record("otel.status_code", "ERROR");
+                }
+            }
+        }
+        result
+    }
+
+    /// [`Host::call_raw`] inside the call's span.
+    async fn call_traced(
         &self,
         name: &str,
         arguments: RawArguments,

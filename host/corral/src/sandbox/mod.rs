@@ -54,7 +54,7 @@ use http::{HttpGate, Resolver};
 pub(crate) use imports::{ApprovalHook, HookDecision, HookFuture};
 pub use imports::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES};
 use stdio::Capture;
-pub(crate) use versions::{ErrorInfo, GuestError, PluginPre};
+pub(crate) use versions::{ErrorInfo, GuestError, PluginPre, instantiate_span, run_span};
 
 /// Epoch ticks a guest runs before yielding to the async runtime: 2 ticks of
 /// [`EPOCH_TICK`](crate::engine::EPOCH_TICK) (5 ms), so about every 10 ms.

@@ -9,6 +9,7 @@
 //! metadata at its defaults (priority 50, no dependencies, no output schema,
 //! no resilience hints, errors not retryable).
 
+use tracing::Instrument as _;
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, InstancePre, Linker};
 
@@ -106,9 +107,13 @@ impl PluginPre {
     ) -> wasmtime::Result<Result<String, GuestError>> {
         Ok(match self {
             Self::V1(pre) => {
-                let plugin = pre.instantiate_async(&mut *store).await?;
+                let plugin = pre
+                    .instantiate_async(&mut *store)
+                    .instrument(instantiate_span())
+                    .await?;
                 let tool = plugin.corral_tool_tool();
                 tool.call_call(&mut *store, name, arguments, context)
+                    .instrument(run_span())
                     .await?
                     .map_err(|err| match err {
                         v1::corral::tool::types::ToolError::InvalidArguments(i) => {
@@ -120,9 +125,13 @@ impl PluginPre {
                     })
             }
             Self::V2(pre) => {
-                let plugin = pre.instantiate_async(&mut *store).await?;
+                let plugin = pre
+                    .instantiate_async(&mut *store)
+                    .instrument(instantiate_span())
+                    .await?;
                 let tool = plugin.corral_tool_tool();
                 tool.call_call(&mut *store, name, arguments, context)
+                    .instrument(run_span())
                     .await?
                     .map_err(|err| match err {
                         v2::corral::tool::types::ToolError::InvalidArguments(i) => {
@@ -140,6 +149,17 @@ impl PluginPre {
             }
         })
     }
+}
+
+/// The span of instantiating a fresh instance (`crate::stages` lists the
+/// spans).
+pub(crate) fn instantiate_span() -> tracing::Span {
+    tracing::info_span!(target: crate::stages::SPAN_TARGET, "corral.instantiate")
+}
+
+/// The span of running the guest's export.
+pub(crate) fn run_span() -> tracing::Span {
+    tracing::info_span!(target: crate::stages::SPAN_TARGET, "corral.run")
 }
 
 /// Adds the `corral:tool/host` imports of every version to `linker`.

@@ -154,6 +154,7 @@ impl DispatchShared {
             context: &invocation.context,
         };
         let (result, report) = sandbox::run(setup, op).await;
+        let _output = tracing::info_span!(target: super::SPAN_TARGET, "corral.output").entered();
         super::classify::outcome(
             tool,
             &invocation.limits,

@@ -31,6 +31,17 @@
 //!
 //! Invariants: a stage never re-parses what an earlier one parsed; every
 //! plugin call reaches the sandbox with limits from step 3 and nothing else.
+//!
+//! Spans ([`SPAN_TARGET`], INFO): each call is a `corral.call` span with the
+//! attributes `corral.tool`, `corral.plugin`, `corral.plugin.sha256`,
+//! `corral.fuel` (units consumed), `corral.attempts` and `corral.outcome`
+//! (`ok` or the error's kind), and its stages are child spans:
+//! `corral.validate`, `corral.gate`, and per attempt in a sandbox
+//! `corral.instantiate`, `corral.run` and `corral.output`. A plan's or a
+//! pipeline's steps are `corral.call` spans under the plan's, so one call
+//! from an agent is one trace. A subscriber that exports them (corral-cli's
+//! OpenTelemetry layer) sees them; otherwise a span costs a disabled
+//! callsite check.
 
 mod builtin;
 mod classify;
@@ -45,6 +56,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tower::ServiceExt as _;
+use tracing::Instrument as _;
 
 use crate::approval::gate::Gatekeeper;
 use crate::call::{CallOptions, CallOutput};
@@ -59,6 +71,10 @@ use crate::registry::Provider;
 pub(crate) use dispatch::PluginDispatch;
 pub use dispatch::{DispatchService, Invocation};
 pub use record::CALL_LOG_TARGET;
+
+/// The `tracing` target of the call pipeline's spans (module docs), for a
+/// subscriber to select them, e.g. the OpenTelemetry layer of `corral serve`.
+pub const SPAN_TARGET: &str = "corral::span";
 pub(crate) use record::record;
 pub use validate::Arguments;
 pub(crate) use validate::RawArguments;
@@ -139,7 +155,10 @@ pub(crate) async fn run<H: Caller + Clone + 'static>(
 ) -> Result<CallOutput, CallError> {
     let tool = resolve::tool(&catalog, name, found)?;
     let builtin_catalog = matches!(tool.provider(), Provider::Builtin(_)).then_some(catalog);
-    let arguments = validate::arguments(&tool, arguments)?;
+    let arguments = {
+        let _validate = tracing::info_span!(target: SPAN_TARGET, "corral.validate").entered();
+        validate::arguments(&tool, arguments)?
+    };
     if let Some(advice) = env.loops.check(&tool, options, started) {
         return Ok(advice);
     }
@@ -178,7 +197,9 @@ async fn run_checked<H: Caller + Clone + 'static>(
         Some(limits) => Some(with_override(name, limits, options.limits.as_ref())?),
         None => None,
     };
-    let arguments = gate::declared(env, &tool, arguments, options).await?;
+    let arguments = gate::declared(env, &tool, arguments, options)
+        .instrument(tracing::info_span!(target: SPAN_TARGET, "corral.gate"))
+        .await?;
     match tool.provider() {
         Provider::Plugin(plugin) => {
             let invocation = Invocation {

@@ -31,6 +31,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument as _;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -242,12 +243,17 @@ pub async fn run(
                 step.tool.clone(),
                 step.id.clone(),
             );
-            tasks.spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                let begun = Instant::now();
-                let result = caller.call_value(&tool, arguments, &step_options).await;
-                (i, id, tool, result, begun.elapsed())
-            });
+            // A step's call span is a child of the plan's (`in_current_span`):
+            // one trace for the plan.
+            tasks.spawn(
+                async move {
+                    let _permit = permits.acquire_owned().await;
+                    let begun = Instant::now();
+                    let result = caller.call_value(&tool, arguments, &step_options).await;
+                    (i, id, tool, result, begun.elapsed())
+                }
+                .in_current_span(),
+            );
         }
         while let Some(joined) = tasks.join_next().await {
             let Ok((i, id, tool, result, took)) = joined else {
