@@ -1,6 +1,7 @@
 //! The file watcher (`Host::watch`): a plugin dropped in is served, a file
 //! rewritten without pause still reloads (the burst cap), and a plugin
-//! directory that goes away and comes back is watched again.
+//! directory that goes away and comes back is watched again, and a policy
+//! directory shaped like a Kubernetes ConfigMap volume reloads on its swap.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,4 +127,59 @@ async fn a_plugin_directory_that_goes_away_and_comes_back_is_watched_again() {
         "the plugin left with the old directory"
     );
     crate::support::assert_still_serves(&host).await;
+}
+
+/// Policies from a directory of their own, laid out as Kubernetes mounts a
+/// ConfigMap: each file a link through `..data` to a timestamped directory,
+/// updated by swapping `..data` (the policy files themselves never change).
+/// The policy applies, and the swap reloads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policies_from_a_configmap_shaped_directory_apply_and_reload_on_a_swap() {
+    use std::os::unix::fs::symlink;
+    let dir = plugin_dir(&[HOSTILE]);
+    let policies = tempfile::tempdir().expect("policy dir");
+    let name = HOSTILE.replace(".wasm", ".policy.toml");
+    let version = |stamp: &str, description: &str| {
+        let data = policies.path().join(stamp);
+        std::fs::create_dir(&data).expect("data dir");
+        std::fs::write(
+            data.join(&name),
+            format!("version = 1\n[presentation]\ndescriptions = {{ echo = \"{description}\" }}\n"),
+        )
+        .expect("policy");
+    };
+    version("..2026_11_26_01", "Echo, first edition.");
+    symlink("..2026_11_26_01", policies.path().join("..data")).expect("..data");
+    symlink(format!("..data/{name}"), policies.path().join(&name)).expect("policy link");
+
+    let host = corral::Host::builder()
+        .plugin_dir(dir.path())
+        .policy_dir(policies.path())
+        .pool(crate::support::pool())
+        .cache(crate::support::cache())
+        .build()
+        .await
+        .expect("host");
+    let description =
+        |host: &corral::Host| host.tool("echo").expect("echo").spec().description.clone();
+    assert_eq!(description(&host), "Echo, first edition.");
+    assert!(
+        !dir.path().join(&name).exists(),
+        "nothing beside the plugin"
+    );
+    let mut changes = host.subscribe();
+    changes.borrow_and_update();
+    let _watcher = host.watch().expect("watch");
+
+    // The kubelet's update: a new directory, a new link renamed over ..data.
+    version("..2026_11_26_02", "Echo, second edition.");
+    symlink("..2026_11_26_02", policies.path().join("..data_tmp")).expect("link");
+    std::fs::rename(
+        policies.path().join("..data_tmp"),
+        policies.path().join("..data"),
+    )
+    .expect("swap");
+    std::fs::remove_dir_all(policies.path().join("..2026_11_26_01")).expect("old");
+    next_change(&mut changes, "the policy directory's swap").await;
+    assert_eq!(description(&host), "Echo, second edition.");
 }

@@ -104,7 +104,7 @@ pub use manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
 pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
 pub use policy::{
     Credential, DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy,
-    PolicyError, ValuePart, policy_path, requested_policy_path,
+    PolicyError, ValuePart, policy_path, policy_path_in, requested_policy_path,
 };
 pub use registry::Tool;
 pub use resilience::{

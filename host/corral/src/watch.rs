@@ -8,6 +8,11 @@
 //! the previous version of that plugin ([`crate::catalog`]) and the next event
 //! after the write finishes loads the new one.
 //!
+//! A separate policy directory ([`HostBuilder::policy_dir`](crate::HostBuilder::policy_dir))
+//! is watched too, and any change in it counts: a Kubernetes ConfigMap
+//! volume is updated by swapping its `..data` link, not by writing the
+//! `*.policy.toml` files.
+//!
 //! The directory itself may go away (a volume unmounted, a deploy that swaps
 //! the directory by rename). The host then keeps serving its last catalog,
 //! and the watcher looks for the directory every [`REWATCH_POLL`], watches it
@@ -97,14 +102,18 @@ impl Burst {
     }
 }
 
-/// Starts watching `dir`, and runs `reload` after each burst of relevant
-/// changes (one at a time; changes that arrive during a reload start the next
-/// burst). Must be called inside a tokio runtime; the watch runs as a task on
-/// it.
+/// Starts watching `dir` (and `policy_dir`), and runs `reload` after each
+/// burst of relevant changes (one at a time; changes that arrive during a
+/// reload start the next burst). Must be called inside a tokio runtime; the
+/// watch runs as a task on it.
 ///
 /// # Errors
-/// [`HostError::Watch`] when the directory cannot be watched.
-pub(crate) fn start<F, Fut>(dir: PathBuf, reload: F) -> Result<Watcher, HostError>
+/// [`HostError::Watch`] when a directory cannot be watched.
+pub(crate) fn start<F, Fut>(
+    dir: PathBuf,
+    policy_dir: Option<PathBuf>,
+    reload: F,
+) -> Result<Watcher, HostError>
 where
     F: Fn() -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
@@ -114,6 +123,9 @@ where
     // notify reports absolute paths (it joins a relative one to the current
     // directory), so the directory's own events are matched the same way.
     let watched_dir = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
+    let watched_policies = policy_dir
+        .as_ref()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
     let mut watcher =
         notify::recommended_watcher(move |result: notify::Result<notify::Event>| match result {
             Ok(event) => {
@@ -121,7 +133,11 @@ where
                 // whatever is at the path again.
                 if event.paths.iter().any(|p| p == &watched_dir) {
                     let _ = tx.send(true);
-                } else if event.need_rescan() || event.paths.iter().any(|p| relevant(p)) {
+                } else if event.need_rescan()
+                    || event.paths.iter().any(|p| {
+                        relevant(p) || watched_policies.as_ref().is_some_and(|d| p.starts_with(d))
+                    })
+                {
                     let _ = tx.send(false);
                 }
             }
@@ -134,6 +150,13 @@ where
     watcher
         .watch(&dir, RecursiveMode::NonRecursive)
         .map_err(|err| HostError::Watch(format!("cannot watch {}: {err}", dir.display())))?;
+    if let Some(policies) = &policy_dir {
+        watcher
+            .watch(policies, RecursiveMode::NonRecursive)
+            .map_err(|err| {
+                HostError::Watch(format!("cannot watch {}: {err}", policies.display()))
+            })?;
+    }
     tracing::info!(dir = %dir.display(), "watching the plugin directory");
     let task = tokio::spawn(run(dir, watcher, rx, reload));
     Ok(Watcher { task })

@@ -67,6 +67,11 @@ pub struct GlobalArgs {
     /// tools, `<repository>/plugins`]
     #[arg(long, global = true, value_name = "DIR", env = "CORRAL_PLUGINS")]
     pub plugins: Option<PathBuf>,
+    /// Read each plugin's policy (NAME.policy.toml) from this directory
+    /// instead of beside the plugin, e.g. a Kubernetes ConfigMap; watched
+    /// too [default: beside each plugin]
+    #[arg(long, global = true, value_name = "DIR", env = "CORRAL_POLICY_DIR")]
+    pub policy_dir: Option<PathBuf>,
     /// Wall-clock deadline per call, in milliseconds
     #[arg(long, global = true, value_name = "MS", default_value_t = Limits::DEFAULT_TIMEOUT_MS)]
     timeout_ms: u64,
@@ -286,6 +291,9 @@ impl GlobalArgs {
             .groups(self.groups.iter().cloned());
         if let Some(pattern) = &self.exclude_tools {
             builder = builder.exclude_tools(pattern.clone());
+        }
+        if let Some(dir) = &self.policy_dir {
+            builder = builder.policy_dir(dir);
         }
         let host = configure(builder)?.build().await.map_err(|err| match err {
             HostError::PluginDir { .. } => anyhow::Error::new(err).context(format!(

@@ -51,6 +51,7 @@ type LayerFn = Arc<dyn Fn(DispatchService) -> DispatchService + Send + Sync>;
 #[derive(Clone)]
 pub struct HostBuilder {
     plugin_dir: Option<PathBuf>,
+    policy_dir: Option<PathBuf>,
     limits: Limits,
     pool: PoolConfig,
     cache: ComponentCache,
@@ -76,6 +77,7 @@ impl std::fmt::Debug for HostBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostBuilder")
             .field("plugin_dir", &self.plugin_dir)
+            .field("policy_dir", &self.policy_dir)
             .field("limits", &self.limits)
             .field("pool", &self.pool)
             .field("layers", &self.layers.len())
@@ -87,6 +89,7 @@ impl Default for HostBuilder {
     fn default() -> Self {
         Self {
             plugin_dir: None,
+            policy_dir: None,
             limits: Limits::default(),
             pool: PoolConfig::default(),
             cache: ComponentCache::user_default(),
@@ -115,6 +118,19 @@ impl HostBuilder {
     #[must_use]
     pub fn plugin_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.plugin_dir = Some(dir.into());
+        self
+    }
+
+    /// Reads each plugin's policy (`<stem>.policy.toml`) from `dir` instead
+    /// of beside the plugin, e.g. a Kubernetes ConfigMap mounted apart from
+    /// a read-only plugin volume. [`Host::watch`](crate::Host::watch)
+    /// watches it too, and any change in it reloads (a ConfigMap update
+    /// swaps a `..data` link rather than writing the files). A relative
+    /// `host` path in such a policy is relative to `dir`. Default: beside
+    /// each plugin.
+    #[must_use]
+    pub fn policy_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.policy_dir = Some(dir.into());
         self
     }
 
@@ -404,6 +420,7 @@ impl HostBuilder {
                 linker: &linker,
                 cache: &self.cache,
                 plugin_dir: self.plugin_dir.as_deref(),
+                policy_dir: self.policy_dir.as_deref(),
                 limits: load_limits,
                 permits: &permits,
                 discovery: &discovery,
@@ -448,6 +465,7 @@ impl HostBuilder {
                 linker,
                 cache: self.cache,
                 plugin_dir: self.plugin_dir,
+                policy_dir: self.policy_dir,
                 load_limits,
                 slots: self.pool.max_concurrent_instances as usize,
                 permits,

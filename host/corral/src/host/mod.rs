@@ -60,6 +60,7 @@ struct HostInner {
     linker: Arc<Linker<SandboxState>>,
     cache: ComponentCache,
     plugin_dir: Option<std::path::PathBuf>,
+    policy_dir: Option<std::path::PathBuf>,
     load_limits: LoadLimits,
     /// How many instances the pool holds at once.
     slots: usize,
@@ -150,6 +151,7 @@ impl Host {
                 linker: &self.inner.linker,
                 cache: &self.inner.cache,
                 plugin_dir: self.inner.plugin_dir.as_deref(),
+                policy_dir: self.inner.policy_dir.as_deref(),
                 limits: self.inner.load_limits,
                 permits: &self.inner.permits,
                 discovery: &self.inner.discovery,
@@ -211,7 +213,8 @@ impl Host {
             .ok_or_else(|| HostError::Watch("the host has no plugin directory to watch".into()))?
             .to_path_buf();
         let host = self.clone();
-        crate::watch::start(dir, move || {
+        let policy_dir = self.inner.policy_dir.clone();
+        crate::watch::start(dir, policy_dir, move || {
             let host = host.clone();
             async move {
                 match host.reload().await {
@@ -227,6 +230,12 @@ impl Host {
     /// The plugin directory, if the host has one.
     pub fn plugin_dir(&self) -> Option<&Path> {
         self.inner.plugin_dir.as_deref()
+    }
+
+    /// The directory policies are read from, when it is not the plugin
+    /// directory ([`HostBuilder::policy_dir`](crate::HostBuilder::policy_dir)).
+    pub fn policy_dir(&self) -> Option<&Path> {
+        self.inner.policy_dir.as_deref()
     }
 
     /// What the component file at `path` is and offers, without running any

@@ -28,7 +28,7 @@ use crate::caps::DescribeCaps;
 use crate::engine::Engine;
 use crate::error::{LoadError, LoadErrorReason};
 use crate::limits::Limits;
-use crate::policy::{Policy, policy_path};
+use crate::policy::Policy;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::{PluginPre, SandboxState};
 use crate::spec::RawSpec;
@@ -172,7 +172,7 @@ fn compile_one(
     inputs: &Inputs,
 ) -> Result<Compiled, LoadErrorReason> {
     let secrets = &inputs.secrets;
-    let policy_file = policy_path(path);
+    let policy_file = crate::policy::policy_path_in(path, inputs.policy_dir.as_deref());
     let policy_source = match std::fs::read_to_string(&policy_file) {
         Ok(text) => Some(text),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
@@ -326,6 +326,9 @@ pub(crate) struct LoadContext<'a> {
     pub linker: &'a Arc<Linker<SandboxState>>,
     pub cache: &'a ComponentCache,
     pub plugin_dir: Option<&'a Path>,
+    /// Where policies are read from instead of beside each plugin
+    /// ([`HostBuilder::policy_dir`](crate::HostBuilder::policy_dir)).
+    pub policy_dir: Option<&'a Path>,
     pub limits: LoadLimits,
     /// The instance pool's slots, shared with calls.
     pub permits: &'a Arc<Semaphore>,
@@ -356,6 +359,8 @@ struct Inputs {
     defer_uncached: bool,
     /// The host's signature requirement.
     trust: crate::signature::Trust,
+    /// [`LoadContext::policy_dir`].
+    policy_dir: Option<PathBuf>,
 }
 
 /// Compiles every file in parallel (reusing what `previous` already holds
@@ -389,6 +394,7 @@ pub(crate) async fn load_files(
         lock,
         defer_uncached: ctx.defer_uncached,
         trust: ctx.trust.clone(),
+        policy_dir: ctx.policy_dir.map(Path::to_path_buf),
     });
     let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());
     let limits = ctx.limits;

@@ -111,6 +111,18 @@ pub fn policy_path(wasm: &Path) -> PathBuf {
     wasm.with_file_name(format!("{stem}.policy.toml"))
 }
 
+/// The policy file of the plugin at `wasm`: [`policy_path`], or the file of
+/// the same name in `policy_dir` when the host reads its policies from a
+/// directory of their own
+/// ([`HostBuilder::policy_dir`](crate::HostBuilder::policy_dir)).
+pub fn policy_path_in(wasm: &Path, policy_dir: Option<&Path>) -> PathBuf {
+    let beside = policy_path(wasm);
+    match (policy_dir, beside.file_name()) {
+        (Some(dir), Some(name)) => dir.join(name),
+        _ => beside,
+    }
+}
+
 /// Where a pulled plugin's policy request is kept: `<stem>.policy.requested.toml`
 /// beside it. The host never reads it as a policy; accepting it moves it to
 /// [`policy_path`].
