@@ -10,6 +10,8 @@
 #                           in one kernel session keyring, as a login would
 #   haproxy                 the load balancer in front of three replicas in
 #                           the replica test (scripts/replicas.sh)
+#   buildah                 builds the container image without a daemon
+#                           (scripts/image.sh)
 set -euo pipefail
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
@@ -18,6 +20,7 @@ if [[ "${1:-}" != "--build" ]]; then
   command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
   command -v keyctl >/dev/null 2>&1 || missing+=(keyutils)
   command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+  command -v buildah >/dev/null 2>&1 || missing+=(buildah)
 fi
 if ((${#missing[@]})); then
   echo "==> installing Debian packages: ${missing[*]}"

@@ -42,6 +42,12 @@ echo "==> replicas behind HAProxy"
 replicas_status=0
 scripts/replicas.sh 600 2>&1 | tee -a "$log" || replicas_status=$?
 
+# The Kubernetes manifests, the Deployment's arguments, the HAProxy
+# configuration and the container image.
+echo "==> deployment artifacts"
+deploy_status=0
+scripts/deploy-check.sh 2>&1 | tee -a "$log" || deploy_status=$?
+
 # One closing line over every test binary (cargo prints one per binary, and the
 # last ones are doc-test binaries with nothing to run) and the client checks.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
@@ -49,6 +55,9 @@ awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-
      /^mcp client check: .*: FAILED$/ { f += 1 }
      /^replicas: .*: ok$/ { p += 1 }
      /^replicas: .*: FAILED$/ { f += 1 }
+     /^deploy check: .*: ok$/ { p += 1 }
+     /^deploy check: .*: FAILED$/ { f += 1 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 [ "$mcp_status" -eq 0 ] || exit "$mcp_status"
-exit "$replicas_status"
+[ "$replicas_status" -eq 0 ] || exit "$replicas_status"
+exit "$deploy_status"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The deployment artifacts of deploy/ (issue 30), checked: the Kubernetes
+# manifests validated offline against the Kubernetes 1.33 schemas
+# (kubernetes-validate from PyPI, --strict: no unknown field), the
+# Deployment's arguments accepted by the `corral` binary itself, the HAProxy
+# configuration accepted by haproxy, and the container image built and run
+# (scripts/image.sh).
+#
+#   scripts/deploy-check.sh [CORRAL]     default target/debug/corral
+#
+# Prints one line: `deploy check: ...: ok` or `... : FAILED`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+corral=${1:-target/debug/corral}
+venv=target/deploy-venv
+if ! "$venv/bin/kubernetes-validate" --version 2>/dev/null | grep -qx 1.37.0; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
+fi
+
+status=ok
+manifests=(deploy/kubernetes/*.yaml)
+if ! "$venv/bin/kubernetes-validate" -k 1.33 --strict "${manifests[@]}"; then
+  status=FAILED
+fi
+
+# The container's arguments, as the Deployment gives them, parsed by corral
+# (`--help` last: an unknown flag or a bad value fails before it).
+mapfile -t args < <("$venv/bin/python" -c '
+import yaml
+for doc in yaml.safe_load_all(open("deploy/kubernetes/deployment.yaml")):
+    for container in doc["spec"]["template"]["spec"]["containers"]:
+        print("\n".join(container["args"]))
+')
+if ! "$corral" "${args[@]}" --help >/dev/null; then
+  echo "the Deployment's arguments are not corral's: ${args[*]}"
+  status=FAILED
+fi
+
+if ! CORRAL_LISTEN=127.0.0.1:1 CORRAL_HAPROXY_STATS=/tmp/haproxy-check.sock \
+  CORRAL_REPLICA_1=127.0.0.1:2 CORRAL_REPLICA_2=127.0.0.1:3 CORRAL_REPLICA_3=127.0.0.1:4 \
+  haproxy -c -q -f deploy/haproxy/haproxy.cfg; then
+  echo "haproxy refuses deploy/haproxy/haproxy.cfg"
+  status=FAILED
+fi
+
+if ! scripts/image.sh "$corral"; then
+  status=FAILED
+fi
+echo "deploy check: ${#manifests[@]} manifests valid for Kubernetes 1.33, the Deployment's arguments parsed, haproxy.cfg accepted, the image built and run: $status"
+[[ $status == ok ]]
