@@ -3,8 +3,8 @@
 # manifests validated offline against the Kubernetes 1.33 schemas
 # (kubernetes-validate from PyPI, --strict: no unknown field), the
 # Deployment's arguments accepted by the `corral` binary itself, the HAProxy
-# configuration accepted by haproxy, and the container image built and run
-# (scripts/image.sh).
+# configuration accepted by haproxy and shown as it is in README.md, and the
+# container image built and run (scripts/image.sh).
 #
 #   scripts/deploy-check.sh [CORRAL]     default target/debug/corral
 #
@@ -42,6 +42,14 @@ if ! CORRAL_LISTEN=127.0.0.1:1 CORRAL_HAPROXY_STATS=/tmp/haproxy-check.sock \
   CORRAL_REPLICA_1=127.0.0.1:2 CORRAL_REPLICA_2=127.0.0.1:3 CORRAL_REPLICA_3=127.0.0.1:4 \
   haproxy -c -q -f deploy/haproxy/haproxy.cfg; then
   echo "haproxy refuses deploy/haproxy/haproxy.cfg"
+  status=FAILED
+fi
+
+# README.md shows the configuration the replica test uses: the same lines,
+# without the comments.
+if ! diff <(sed -n '/^global$/,/CORRAL_REPLICA_3}" check$/p' README.md | sed '/^$/d') \
+  <(grep -v '^[[:space:]]*#' deploy/haproxy/haproxy.cfg | sed '/^$/d'); then
+  echo "README.md's HAProxy configuration differs from deploy/haproxy/haproxy.cfg"
   status=FAILED
 fi
 
