@@ -392,6 +392,10 @@ fn the_library_has_no_cli_server_or_exporter_dependency() {
         "rmcp",
         "metrics-exporter-prometheus",
         "tracing-subscriber",
+        "opentelemetry",
+        "opentelemetry_sdk",
+        "opentelemetry-otlp",
+        "tracing-opentelemetry",
     ] {
         assert!(
             !tree.lines().any(|l| l.starts_with(&format!("{banned} "))),

@@ -3,13 +3,12 @@
 //! through the call pipeline ([`crate::stages`]), recording each one.
 
 mod builder;
+mod call;
 mod loading;
 mod startup;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
-use tracing::Instrument as _;
 
 use serde_json::Value;
 use tokio::sync::watch;
@@ -18,7 +17,7 @@ use wasmtime::component::Linker;
 pub use builder::HostBuilder;
 
 use crate::cache::ComponentCache;
-use crate::call::{CallOptions, CallOutput};
+use crate::call::CallOptions;
 use crate::catalog::{self, Catalog, ReloadReport};
 use crate::compose::plan::{PLAN_TOOL, Plan};
 use crate::compose::{CallFuture, Caller};
@@ -30,7 +29,7 @@ use crate::loader::{LoadContext, LoadLimits};
 use crate::registry::Tool;
 use crate::sandbox::SandboxState;
 use crate::spec::ToolSpec;
-use crate::stages::{self, CallEnv, RawArguments};
+use crate::stages::CallEnv;
 
 /// A loaded set of sandboxed tools.
 ///
@@ -291,150 +290,6 @@ impl Host {
             .find(|p| p.name() == plugin)
             .and_then(|p| p.policy().context.as_ref());
         self.inner.env.context.policy_for(plugin, from_file).clone()
-    }
-
-    /// Calls `name` with `arguments` (JSON text of an object).
-    ///
-    /// Every call takes the same stages (`ARCHITECTURE.md` lists them): look up the
-    /// tool, parse and validate the arguments against its schema (no guest
-    /// code runs for invalid arguments), compute its limits, pass the
-    /// approval gate, wait for a pool slot (and, for tools that are not
-    /// parallelizable, for the tool's previous call), run in a fresh sandbox
-    /// under every limit, classify the outcome and check the output size,
-    /// then log and count it.
-    ///
-    /// # Errors
-    /// One [`CallError`] class per way a call can fail; see its variants.
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: &str,
-        options: &CallOptions,
-    ) -> Result<CallOutput, CallError> {
-        self.call_raw(name, RawArguments::Text(Arc::from(arguments)), options)
-            .await
-    }
-
-    /// Like [`Host::call`], with arguments already parsed (MCP, plan and
-    /// pipeline steps): they are validated as they are, never re-parsed.
-    ///
-    /// # Errors
-    /// As [`Host::call`].
-    pub async fn call_value(
-        &self,
-        name: &str,
-        arguments: Value,
-        options: &CallOptions,
-    ) -> Result<CallOutput, CallError> {
-        let text = Arc::from(arguments.to_string());
-        self.call_raw(name, RawArguments::Parsed(arguments, text), options)
-            .await
-    }
-
-    async fn call_raw(
-        &self,
-        name: &str,
-        arguments: RawArguments,
-        options: &CallOptions,
-    ) -> Result<CallOutput, CallError> {
-        use tracing::field::Empty;
-        // The call's span (`stages` lists the spans and their attributes):
-        // its fields are filled in once the call is over.
-        let span = tracing::info_span!(
-            target: stages::SPAN_TARGET,
-            "corral.call",
-            corral.tool = name,
-            corral.plugin = Empty,
-            corral.plugin.sha256 = Empty,
-            corral.fuel = Empty,
-            corral.attempts = Empty,
-            corral.outcome = Empty,
-            otel.status_code = Empty,
-        );
-        let result = self
-            .call_traced(name, arguments, options)
-            .instrument(span.clone())
-            .await;
-        if !span.is_disabled() {
-            if let Some(crate::registry::Provider::Plugin(plugin)) =
-                self.tool(name).as_ref().map(|t| t.provider())
-            {
-                span.record("corral.plugin", plugin.name());
-                span.record("corral.plugin.sha256", plugin.sha256());
-            }
-            match &result {
-                Ok(out) => {
-                    // As i64: OpenTelemetry's integers are signed.
-                    span.record(
-                        "corral.fuel",
-                        i64::try_from(out.fuel_consumed).unwrap_or(i64::MAX),
-                    );
-                    span.record("corral.attempts", i64::from(out.attempts));
-                    span.record("corral.outcome", "ok");
-                }
-                Err(err) => {
-                    span.record("corral.outcome", err.kind());
-                    span.record("otel.status_code", "ERROR");
-                }
-            }
-        }
-        result
-    }
-
-    /// [`Host::call_raw`] inside the call's span.
-    async fn call_traced(
-        &self,
-        name: &str,
-        arguments: RawArguments,
-        options: &CallOptions,
-    ) -> Result<CallOutput, CallError> {
-        let started = Instant::now();
-        let input = match &arguments {
-            RawArguments::Text(text) | RawArguments::Parsed(_, text) => text.clone(),
-        };
-        let mut catalog = self.catalog();
-        let mut tool = catalog.tool(name).cloned();
-        if tool.is_none() && !catalog.pending().is_empty() {
-            self.wait_for_tool(
-                name,
-                self.inner.env.limits.timeout(),
-                options.progress.as_ref(),
-            )
-            .await;
-            catalog = self.catalog();
-            tool = catalog.tool(name).cloned();
-        }
-        let result = stages::run(
-            &self.inner.env,
-            catalog,
-            tool.clone(),
-            self,
-            name,
-            arguments,
-            options,
-            started,
-        )
-        .await;
-        let keys = tool.as_ref().map(|tool| &tool.state().call_metrics);
-        let took = stages::record(name, keys, &input, &result, started);
-        if let Some(tool) = tool {
-            // The tool's health counts its own failures and real runs only.
-            let ok = match &result {
-                Ok(out) => (!out.cache_hit && out.attempts > 0).then_some(true),
-                Err(err) => crate::resilience::is_tool_failure(err).then_some(false),
-            };
-            if let Some(ok) = ok {
-                let state = tool.state();
-                state.health.record(
-                    name,
-                    state.label(),
-                    ok,
-                    took,
-                    self.inner.env.health.changes(),
-                );
-            }
-        }
-        result
     }
 
     /// The tool manifest (TnsAI, docs/references.md): every tool with its spec,
