@@ -10,7 +10,8 @@ grants), the standing approvals file and the request-state key; each has
 its own audit log, which records every `notes_write` execution with the
 replica's id.
 
-The load: N calls, C in flight, 3 in 4 `word_count` (retried on a
+The load: N calls, C in flight, 3 in 4 `word_count` (drawn from a seed,
+printed; `--seed` repeats a run; retried on a
 connection error, the client's or the proxy's: HAProxy answers 502 or 504
 only when its connection to a replica broke, corral never does; and on a
 503), 1 in 4 `notes_write` (never retried). Before the load, session-based
@@ -34,6 +35,7 @@ import io
 import json
 import os
 import pathlib
+import random
 import signal
 import socket
 import subprocess
@@ -122,8 +124,7 @@ class Tally:
         self.notes_failed = set()
 
 
-async def one_call(client, url, i, tally):
-    idempotent = i % 4 != 3
+async def one_call(client, url, i, tally, idempotent):
     if idempotent:
         tool, arguments = "word_count", {"text": f"call {i} " + "word " * (i % 7)}
         want = 2 + i % 7
@@ -175,15 +176,22 @@ async def one_call(client, url, i, tally):
         tally.notes_failed.add(f"n{i}")
 
 
-async def load(url, calls, concurrency, on_progress, tally):
+async def load(url, calls, concurrency, on_progress, tally, seed):
     """`calls` calls, `concurrency` in flight: call i is issued when a slot
     frees, after `on_progress(i)`."""
     slots = asyncio.Semaphore(concurrency)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+        # Which calls write a note: one in four, drawn from `seed`. Not a
+        # pattern of the call's index (every fourth call): round robin over
+        # two replicas would send them all to one, and the SIGKILLed replica
+        # would never hold one in flight.
+        draw = random.Random(seed)
+        writes = [draw.random() < 0.25 for _ in range(calls)]
+
         async def run(i):
             try:
-                await one_call(client, url, i, tally)
+                await one_call(client, url, i, tally, not writes[i])
             finally:
                 slots.release()
         tasks = []
@@ -233,7 +241,10 @@ def main():
     parser.add_argument("--calls", type=int, default=600)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--session-clients", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=None,
+                        help="which calls write a note (default: a new draw, printed)")
     args = parser.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 32)
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="corral-replicas-"))
     (work / "shared").mkdir()
@@ -274,7 +285,7 @@ def main():
                 kill_times["KILL"] = time.monotonic()
                 replicas[1].process.send_signal(signal.SIGKILL)
         started = time.monotonic()
-        asyncio.run(load(url, args.calls, args.concurrency, on_progress, tally))
+        asyncio.run(load(url, args.calls, args.concurrency, on_progress, tally, seed))
         took = time.monotonic() - started
         term_exit = replicas[0].process.wait(timeout=60)
 
@@ -289,7 +300,8 @@ def main():
         before_kill = [r for r in tally.retries if r[0] < kill_times.get("KILL", float("inf"))]
         stats = {row["svname"]: row for row in haproxy_stats(stats_sock) if row["pxname"] == "corral"}
 
-        print(f"calls: {tally.sent} sent in {took:.1f} s, {args.concurrency} in flight; "
+        print(f"calls: {tally.sent} sent in {took:.1f} s, {args.concurrency} in flight "
+              f"(seed {seed}); "
               f"{tally.succeeded} succeeded, {tally.retried_calls} retried "
               f"({len(tally.retries)} retries), {len(tally.failed)} failed")
         for when, i, cause in tally.retries[:20]:
