@@ -132,6 +132,7 @@ fn bench(c: &mut Criterion) {
             &HttpOptions::default(),
             None,
             tokio_util::sync::CancellationToken::new(),
+            corral_mcp::ops::Drain::new(),
         );
         tokio::spawn(async move { axum::serve(listener, app).await });
         addr
