@@ -119,15 +119,43 @@ fn one_layer<'m>(
 
 /// The manifest check of a pull (not API; the `oci_manifest` fuzz target):
 /// `raw` parsed and its layers picked as [`crate::pull`] does, for
-/// `registry.example/fuzz:1` with a component cap of `max_bytes`. Answers
+/// `oci://registry.example/fuzz:1` with a component cap of `max_bytes`. Answers
 /// the component layer's digest and whether a policy layer came.
 ///
 /// # Errors
 /// The pull's error message.
 #[doc(hidden)]
 pub fn check(raw: &[u8], max_bytes: u64) -> Result<(String, bool), String> {
-    let reference = OciReference::parse("registry.example/fuzz:1").map_err(|e| e.to_string())?;
+    let reference =
+        OciReference::parse("oci://registry.example/fuzz:1").map_err(|e| e.to_string())?;
     let manifest = parse(&reference, raw).map_err(|e| e.to_string())?;
     let layers = layers(&reference, &manifest, max_bytes).map_err(|e| e.to_string())?;
     Ok((layers.component.digest.clone(), layers.policy.is_some()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fuzz target's seeds reach the manifest check and come out as
+    /// each was written to (the reference was once written without
+    /// `oci://`, so every input was refused before its manifest was read,
+    /// and fuzzing reached nothing past it).
+    #[test]
+    fn the_check_reads_the_manifest() {
+        let corpus =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/oci_manifest");
+        let seed = |name: &str| std::fs::read(corpus.join(name)).expect(name);
+        let (digest, policy) = check(&seed("component_and_policy.json"), 1 << 20).expect("valid");
+        assert_eq!(
+            digest,
+            "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        );
+        assert!(policy);
+        let too_large = check(&seed("legacy_too_large.json"), 1 << 20).unwrap_err();
+        assert!(too_large.contains("9999999999"), "{too_large}");
+        assert!(check(&seed("two_components.json"), 1 << 20).is_err());
+        let not_json = check(b"{", 1 << 20).unwrap_err();
+        assert!(!not_json.contains("oci://REGISTRY"), "{not_json}");
+    }
 }
