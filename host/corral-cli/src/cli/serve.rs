@@ -154,6 +154,10 @@ impl ServeCmd {
                     .await
                     .with_context(|| format!("cannot listen on {addr}"))?;
                 let bound = listener.local_addr()?;
+                // The first signal starts the drain, a second one ends it;
+                // installed before the address is announced, so a signal
+                // sent once it is seen drains.
+                let (first, second) = signals();
                 // One line on stderr a supervisor or test can wait for,
                 // written with a single `write_all` so that a reader polling
                 // the log never sees half of the address (an unbuffered
@@ -164,8 +168,6 @@ impl ServeCmd {
                     grace: Duration::from_millis(self.drain_grace_ms),
                     ..Default::default()
                 };
-                // The first signal starts the drain, a second one ends it.
-                let (first, second) = signals();
                 let report = corral_mcp::http::serve(
                     listener,
                     server,
