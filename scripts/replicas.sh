@@ -33,8 +33,8 @@ plugins=$(mktemp -d)
 trap 'rm -rf "$plugins"' EXIT
 cp plugins/text.wasm plugins/notes.wasm "$plugins/"
 mkdir "$plugins/notes-data"
-# The notes plugin as in plugins/, but with no reviewer in the way (the
-# test counts writes, not decisions) and every notes_write execution in the
+# The notes plugin as in plugins/, but with no reviewer in front of writes
+# (the test counts writes, not decisions) and every notes_write execution in the
 # audit log with its arguments, to count them per replica.
 cat >"$plugins/notes.policy.toml" <<'POLICY'
 version = 1
@@ -43,6 +43,11 @@ version = 1
 host = "notes-data"
 guest = "/notes"
 access = "read-write"
+
+# Deleting waits on the client's approval (an elicitation): the phase that
+# answers it while the session's replica drains.
+[approval]
+require = ["notes_delete"]
 
 [resilience.tools.notes_write]
 audit = { level = "all", record_arguments = true }

@@ -25,6 +25,9 @@ Checks: no call failed after retries but the `notes_write` calls in flight on
 the SIGKILLed replica; no retry before the SIGKILL (the SIGTERMed replica
 needs none); every `notes_write` the client saw succeed wrote its note and
 was executed exactly once (the audit logs); the SIGTERMed replica exited 0.
+Then the last replica drains while a session's gated call waits on its
+client's approval: the answer must reach it through the proxy (which has
+taken it out of rotation), the call succeed and the replica exit 0.
 Prints the figures and one line: `replicas: ... : ok` or `... : FAILED`.
 """
 
@@ -215,6 +218,44 @@ async def sessions(url, clients, calls):
             group.start_soon(one, c)
 
 
+async def answer_while_draining(url, replica, stats_sock):
+    """A legacy session's gated call (`notes_delete`) waits on its client's
+    approval when the session's replica gets SIGTERM. The client answers
+    once HAProxy has taken the replica out of rotation and the replica
+    refuses new requests: the answer must still reach it (HAProxy's
+    `option persist`, corral's drain letting a session's answers in), and
+    the call must succeed. Returns (the call's result, the question asked)."""
+    from mcp_types import ElicitResult
+
+    asked = []
+
+    async def user(context, params):
+        asked.append(params)
+        replica.process.send_signal(signal.SIGTERM)
+        name = f"r{replica.index}"
+        deadline = time.monotonic() + 30
+        async with httpx.AsyncClient(timeout=5) as direct:
+            while True:
+                down = any(row["svname"] == name and row["status"].startswith("DOWN")
+                           for row in haproxy_stats(stats_sock) if row["pxname"] == "corral")
+                probe = await direct.post(
+                    f"http://{replica.addr}/mcp",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    headers={"Accept": "application/json, text/event-stream"})
+                if down and probe.status_code == 503 and DRAINING in probe.text:
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{name} never got out of rotation and refusing")
+                await anyio.sleep(0.05)
+        return ElicitResult(action="accept", content={"decision": "allow"})
+
+    async with Client(url, mode="legacy", elicitation_callback=user) as client:
+        written = await client.call_tool("notes_write", {"name": "drain-probe", "text": "x"})
+        assert not written.is_error, written
+        result = await client.call_tool("notes_delete", {"name": "drain-probe"})
+    return result, asked
+
+
 def audit_executions(audit_dir):
     """notes_write executions per note name, from every replica's audit log."""
     counts, replicas = {}, {}
@@ -314,6 +355,19 @@ def main():
               f"executions per replica {dict(sorted(per_replica.items()))}")
         print(f"SIGTERMed replica exit status {term_exit}; retries before the SIGKILL "
               f"{len(before_kill)}")
+        # The last replica standing drains with a session's call waiting on
+        # its client's approval.
+        try:
+            result, asked = anyio.run(answer_while_draining, url, replicas[2], stats_sock)
+            answered = not result.is_error and len(asked) == 1
+            answer_problem = None if answered else f"asked {len(asked)}, result {result}"
+        except Exception as err:  # reported below with the replica's log
+            answered, answer_problem = False, f"{type(err).__name__}: {err}"
+        last_exit = replicas[2].process.wait(timeout=60)
+        outcome = ("the approval reached replica 3 out of rotation, the call succeeded"
+                   if answered else f"FAILED ({answer_problem})")
+        print(f"session answer while draining: {outcome}, exit status {last_exit}")
+
         print("HAProxy counters (server: status, sessions, connection errors, response errors, "
               "retries, redispatches, 5xx answered):")
         for name in ("r1", "r2", "r3", "BACKEND"):
@@ -333,6 +387,9 @@ def main():
             problems.append(f"notes not written once: missing {missing[:5]}, not once {not_once[:5]}")
         if term_exit != 0:
             problems.append(f"the SIGTERMed replica exited {term_exit}")
+        if not answered or last_exit != 0:
+            problems.append(f"a session's answer while draining: {answer_problem}, "
+                            f"exit status {last_exit}")
         if problems:
             status = "FAILED"
             for p in problems:

@@ -24,7 +24,10 @@
 //!    health-checks has time to stop sending new ones here.
 //! 2. **Refusing**: every new request to `/mcp` gets `503` with
 //!    `Retry-After` and `Connection: close`; the open notification streams
-//!    (a session's `GET /mcp`) end.
+//!    (a session's `GET /mcp`) end. What only answers the server within a
+//!    session (JSON-RPC responses such as an elicitation's answer, and
+//!    notifications such as `notifications/cancelled`) is still let in: a
+//!    call in flight may be waiting on it.
 //! 3. Requests in flight (a `POST /mcp` until its response body is sent)
 //!    finish, for at most [`DrainOptions::grace`] (default 30 s) after
 //!    refusing began; what is still running then is cut off and counted in
@@ -205,11 +208,18 @@ impl Drop for InFlight {
 /// requests in flight until their response body is sent, and ends
 /// notification streams when refusing begins.
 pub(crate) async fn guard(State(drain): State<Drain>, request: Request, next: Next) -> Response {
-    if drain.refusing() {
-        return refusal(&drain);
-    }
     let stream = request.method() == Method::GET;
+    // Counted before the check: once refusing begins, the drain waits for
+    // every request that got past it.
     let entered = (!stream).then(|| drain.enter());
+    let request = if drain.refusing() {
+        match answer_to_the_server(request).await {
+            Some(request) => request,
+            None => return refusal(&drain),
+        }
+    } else {
+        request
+    };
     let response = next.run(request).await;
     let (parts, body) = response.into_parts();
     let body = Body::new(Tracked {
@@ -218,6 +228,33 @@ pub(crate) async fn guard(State(drain): State<Drain>, request: Request, next: Ne
         ends: stream.then(|| Box::pin(drain.inner.streams.clone().cancelled_owned())),
     });
     Response::from_parts(parts, body)
+}
+
+/// The largest body a refusing replica reads to tell a client's answer
+/// from a new request (axum's default body limit): 2 MiB.
+const ANSWER_LIMIT: usize = 2 * 1024 * 1024;
+
+/// `request` again if it only answers this replica: a `POST` within a
+/// session (`Mcp-Session-Id`) whose body is JSON-RPC responses (an
+/// elicitation's answer) and notifications (`notifications/cancelled`), no
+/// request. A call in flight may wait on such an answer, and a drain that
+/// refused it would hold the call until the grace period cut it off. `None`
+/// for anything else, which is refused.
+async fn answer_to_the_server(request: Request) -> Option<Request> {
+    if request.method() != Method::POST || !request.headers().contains_key("mcp-session-id") {
+        return None;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, ANSWER_LIMIT).await.ok()?;
+    let message: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let answers = |m: &serde_json::Value| {
+        m.is_object() && (m.get("method").is_none() || m.get("id").is_none())
+    };
+    let only_answers = match &message {
+        serde_json::Value::Array(batch) => !batch.is_empty() && batch.iter().all(answers),
+        single => answers(single),
+    };
+    only_answers.then(|| Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// `503` with `Retry-After`, closing the connection, with a JSON-RPC error

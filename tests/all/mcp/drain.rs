@@ -292,3 +292,51 @@ fn a_call_the_drain_cuts_off_makes_the_exit_status_1() {
         assert!(!answer.contains("slept_ms"), "{answer}");
     }
 }
+
+/// A refusing replica still takes what only answers it within a session:
+/// the client's cancellation of its call in flight gets in (and ends the
+/// call, so the drain ends without waiting for it), as would an
+/// elicitation's answer; a new request in the same session, or an answer
+/// without a session, is still refused.
+#[test]
+fn a_refusing_replica_still_takes_a_sessions_answers() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let mut server = HttpServer::start(dir.path(), &["--drain-grace-ms", "60000"]);
+    let session = server.session();
+    let borrowed: Vec<(&str, &str)> = session.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut call = sleeping_call(&server, &session, 30_000);
+
+    signal(&server, "TERM");
+    // Refusing begins right after readiness turns (no drain delay): until
+    // then a request is still served.
+    let list = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}).to_string();
+    let deadline = Instant::now() + WAIT;
+    while server.exchange("POST", "/mcp", &borrowed, &list).0 != 503 {
+        assert!(Instant::now() < deadline, "the drain never began refusing");
+    }
+
+    let stray = json!({"jsonrpc": "2.0", "id": "no-such-request", "result": {}}).to_string();
+    let (status, _, body) = server.exchange("POST", "/mcp", &borrowed, &stray);
+    assert_eq!(status, 202, "a response to the server: {body}");
+    let bare: Vec<(&str, &str)> = borrowed
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("mcp-session-id"))
+        .copied()
+        .collect();
+    assert_eq!(
+        server.exchange("POST", "/mcp", &bare, &stray).0,
+        503,
+        "without a session"
+    );
+
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "the agent moved on"}});
+    let (status, _, body) = server.exchange("POST", "/mcp", &borrowed, &cancel.to_string());
+    assert_eq!(status, 202, "the cancellation: {body}");
+
+    // Cancelled, not finished (30 s) and not cut off (exit 1 after 60 s).
+    let answer = rest(&mut call);
+    assert!(!answer.contains("slept_ms"), "{answer}");
+    let exit = server.child.wait().expect("wait");
+    assert_eq!(exit.code(), Some(0), "{exit:?}");
+}
