@@ -31,6 +31,9 @@ pub(crate) fn tools_call_span(
     meta: &MetaObject,
     context: &RequestContext<RoleServer>,
 ) -> tracing::Span {
+    // The id is the client's text: recorded as a string, which the log
+    // escapes, never through `Display` into the log raw.
+    let id = context.id.to_string();
     let span = tracing::info_span!(
         target: SPAN_TARGET,
         "tools/call",
@@ -38,7 +41,7 @@ pub(crate) fn tools_call_span(
         otel.kind = "server",
         mcp.method.name = "tools/call",
         gen_ai.tool.name = tool,
-        jsonrpc.request.id = %context.id,
+        jsonrpc.request.id = id.as_str(),
     );
     if span.is_disabled() {
         return span;

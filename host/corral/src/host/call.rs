@@ -77,12 +77,6 @@ impl Host {
             .instrument(span.clone())
             .await;
         if !span.is_disabled() {
-            if let Some(crate::registry::Provider::Plugin(plugin)) =
-                self.tool(name).as_ref().map(|t| t.provider())
-            {
-                span.record("corral.plugin", plugin.name());
-                span.record("corral.plugin.sha256", plugin.sha256());
-            }
             match &result {
                 Ok(out) => {
                     // As i64: OpenTelemetry's integers are signed.
@@ -124,6 +118,13 @@ impl Host {
             .await;
             catalog = self.catalog();
             tool = catalog.tool(name).cloned();
+        }
+        // The build that runs the call, named before a reload can replace it.
+        if let Some(crate::registry::Provider::Plugin(plugin)) = tool.as_ref().map(|t| t.provider())
+        {
+            let span = tracing::Span::current();
+            span.record("corral.plugin", plugin.name());
+            span.record("corral.plugin.sha256", plugin.sha256());
         }
         let result = stages::run(
             &self.inner.env,
