@@ -38,6 +38,22 @@ if ! "$corral" "${args[@]}" --help >/dev/null; then
   status=FAILED
 fi
 
+# The pod's termination grace period covers the drain (delay + grace) and
+# the last spans' export (the OTLP exporter's 10 s timeout), or the
+# kubelet's SIGKILL cuts the drain short.
+if ! "$venv/bin/python" -c '
+import sys, yaml
+for doc in yaml.safe_load_all(open("deploy/kubernetes/deployment.yaml")):
+    spec = doc["spec"]["template"]["spec"]
+    args = dict(a.split("=", 1) for a in spec["containers"][0]["args"] if "=" in a)
+    need = (int(args["--drain-delay-ms"]) + int(args["--drain-grace-ms"])) / 1000 + 10
+    grace = spec["terminationGracePeriodSeconds"]
+    if grace <= need:
+        sys.exit(f"terminationGracePeriodSeconds: {grace} s does not exceed the drain and the last export, {need:.0f} s")
+'; then
+  status=FAILED
+fi
+
 if ! CORRAL_LISTEN=127.0.0.1:1 CORRAL_HAPROXY_STATS=/tmp/haproxy-check.sock \
   CORRAL_REPLICA_1=127.0.0.1:2 CORRAL_REPLICA_2=127.0.0.1:3 CORRAL_REPLICA_3=127.0.0.1:4 \
   haproxy -c -q -f deploy/haproxy/haproxy.cfg; then
