@@ -47,7 +47,7 @@ pub fn accept_policy(dir: &Path, name: &str) -> Result<Accepted, DistError> {
             path: dir.to_path_buf(),
             message: format!(
                 "`{}` is not a plugin name",
-                corral::untrusted_text::escape(name)
+                corral::untrusted_text::escape_line(name)
             ),
         });
     }

@@ -53,7 +53,7 @@ fn auth(registry: &str) -> RegistryAuth {
             tracing::warn!(
                 registry,
                 "docker credential helper `{}` failed; going anonymous",
-                corral::untrusted_text::escape(&helper)
+                corral::untrusted_text::escape_line(&helper)
             );
             RegistryAuth::Anonymous
         }
@@ -74,9 +74,11 @@ pub(crate) fn registry_error(
     err: &oci_client::errors::OciDistributionError,
 ) -> DistError {
     use oci_client::errors::OciDistributionError as E;
-    let said =
-        corral::untrusted_text::escape(&corral::untrusted_text::truncate(err.to_string(), 512))
-            .into_owned();
+    let said = corral::untrusted_text::escape_line(&corral::untrusted_text::truncate(
+        err.to_string(),
+        512,
+    ))
+    .into_owned();
     let unknown = |envelope: &oci_client::errors::OciEnvelope| {
         use oci_client::errors::OciErrorCode as C;
         envelope

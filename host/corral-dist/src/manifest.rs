@@ -18,16 +18,27 @@ pub(crate) struct Layers<'m> {
     pub policy: Option<&'m OciDescriptor>,
 }
 
-/// `raw` (the manifest's bytes) as an OCI image manifest.
+/// `raw` (the manifest's bytes) as an OCI image manifest: JSON, so UTF-8
+/// throughout (RFC 8259), checked first, since serde skips the fields it
+/// ignores without checking them.
 ///
 /// # Errors
 /// [`DistError::NotAComponent`] when it is not one.
 pub(crate) fn parse(reference: &OciReference, raw: &[u8]) -> Result<OciImageManifest, DistError> {
+    if let Err(e) = std::str::from_utf8(raw) {
+        return Err(DistError::NotAComponent {
+            reference: reference.to_string(),
+            message: format!(
+                "its manifest is not UTF-8 JSON (byte {} is not UTF-8)",
+                e.valid_up_to()
+            ),
+        });
+    }
     serde_json::from_slice(raw).map_err(|e| DistError::NotAComponent {
         reference: reference.to_string(),
         message: format!(
             "its manifest is not an OCI image manifest ({})",
-            corral::untrusted_text::escape(&e.to_string())
+            corral::untrusted_text::escape_line(&e.to_string())
         ),
     })
 }
@@ -85,7 +96,7 @@ pub(crate) fn layers<'m>(
 fn media_types(layers: &[OciDescriptor]) -> String {
     let types: Vec<String> = layers
         .iter()
-        .map(|l| corral::untrusted_text::escape(&l.media_type).into_owned())
+        .map(|l| corral::untrusted_text::escape_line(&l.media_type).into_owned())
         .collect();
     if types.is_empty() {
         "none".into()
@@ -108,7 +119,7 @@ fn one_layer<'m>(
             message: format!(
                 "its manifest has more than one `{}` layer; corral pulls one component with \
                  at most one policy",
-                corral::untrusted_text::escape(
+                corral::untrusted_text::escape_line(
                     &first.map(|l| l.media_type.clone()).unwrap_or_default()
                 )
             ),
@@ -157,5 +168,18 @@ mod tests {
         assert!(check(&seed("two_components.json"), 1 << 20).is_err());
         let not_json = check(b"{", 1 << 20).unwrap_err();
         assert!(!not_json.contains("oci://REGISTRY"), "{not_json}");
+    }
+
+    /// Found by fuzzing: a manifest whose ignored annotation held bytes
+    /// that are not UTF-8 was accepted (serde skips an ignored string
+    /// unchecked), though it is not JSON.
+    #[test]
+    fn a_manifest_that_is_not_utf8_is_refused() {
+        let corpus =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/oci_manifest");
+        let raw = std::fs::read(corpus.join("not_utf8_in_an_ignored_field.json")).expect("seed");
+        assert!(serde_json::from_slice::<serde_json::Value>(&raw).is_err());
+        let why = check(&raw, 1 << 20).unwrap_err();
+        assert!(why.contains("not UTF-8 JSON (byte 357 "), "{why}");
     }
 }

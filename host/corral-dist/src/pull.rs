@@ -148,7 +148,7 @@ pub async fn pull(reference: &str, dir: &Path, options: &PullOptions) -> Result<
             reference: reference.to_string(),
             message: format!(
                 "`{}` cannot be a plugin name; give one of letters, digits, `-`, `_` and `.`",
-                corral::untrusted_text::escape(&name)
+                corral::untrusted_text::escape_line(&name)
             ),
         });
     }
@@ -322,7 +322,7 @@ fn check_locked(
         return Err(locked(format!(
             "{} records it from {}, not {reference}",
             corral::LOCK_FILE,
-            corral::untrusted_text::escape(&entry.reference)
+            corral::untrusted_text::escape_line(&entry.reference)
         )));
     }
     if entry.manifest != digest {

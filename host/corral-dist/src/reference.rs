@@ -23,7 +23,7 @@ impl OciReference {
     /// rest is not `REGISTRY/REPOSITORY[:TAG|@DIGEST]`.
     pub fn parse(text: &str) -> Result<Self, DistError> {
         let error = |message: String| DistError::Reference {
-            reference: corral::untrusted_text::escape(text).into_owned(),
+            reference: corral::untrusted_text::escape_line(text).into_owned(),
             message,
         };
         let rest = text.strip_prefix("oci://").ok_or_else(|| {
@@ -86,7 +86,7 @@ impl OciReference {
 
 impl std::fmt::Display for OciReference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&corral::untrusted_text::escape(&self.text))
+        f.write_str(&corral::untrusted_text::escape_line(&self.text))
     }
 }
 

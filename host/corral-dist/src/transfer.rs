@@ -34,7 +34,7 @@ async fn stream_layer(
             let mismatch = e
                 .get_ref()
                 .is_some_and(|inner| inner.is::<oci_client::errors::DigestError>());
-            let said = corral::untrusted_text::escape(&e.to_string()).into_owned();
+            let said = corral::untrusted_text::escape_line(&e.to_string()).into_owned();
             DistError::Registry {
                 reference: reference.to_string(),
                 message: if mismatch {
@@ -65,7 +65,7 @@ async fn stream_layer(
             reference: reference.to_string(),
             message: format!(
                 "the {what} layer's bytes hash to {actual}, not its digest {}; nothing was written",
-                corral::untrusted_text::escape(&layer.digest)
+                corral::untrusted_text::escape_line(&layer.digest)
             ),
         });
     }

@@ -128,7 +128,7 @@ pub use watch::{DEBOUNCE, MAX_RELOAD_DELAY, REWATCH_POLL, Watcher};
 /// The rules for untrusted text: which characters guest text may carry,
 /// and how it is shown on a terminal (see the module docs).
 pub mod untrusted_text {
-    pub use crate::text::{check, escape, escape_json, is_forbidden, truncate};
+    pub use crate::text::{check, escape, escape_json, escape_line, is_forbidden, truncate};
 }
 
 /// Internals the fuzz targets drive directly. Not part of the API: no

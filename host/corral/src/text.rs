@@ -70,6 +70,29 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     })
 }
 
+/// `text` for one line of a message (an error, a refusal, a log line):
+/// [`escape`], and newlines and tabs written as `\n` and `\t` too, so text
+/// from outside cannot start a line that looks like the host's own;
+/// borrowed when there is nothing to escape.
+pub fn escape_line(text: &str) -> Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| is_forbidden(c) || c == '\n' || c == '\t')
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if is_forbidden(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// JSON text (as serde_json writes it) with every forbidden character that
 /// serde_json leaves raw (DEL, C1 controls, bidi controls) written as a JSON
 /// `\uXXXX` escape. Those characters can only occur inside JSON strings, so
@@ -138,6 +161,20 @@ pub fn json_strings(value: &serde_json::Value) -> Vec<(String, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_keeps_to_one_line() {
+        assert!(matches!(escape_line("plain `text`"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_line("field `a\nERROR: forged`\t\u{1b}[2J"),
+            "field `a\\nERROR: forged`\\t\\u{1b}[2J"
+        );
+        assert!(
+            !escape_line("\r\n\t\u{9b}\u{202e}")
+                .chars()
+                .any(char::is_control)
+        );
+    }
 
     #[test]
     fn forbidden_characters_are_exactly_the_dangerous_ones() {

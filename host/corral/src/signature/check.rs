@@ -132,7 +132,7 @@ pub(crate) fn check(
         ));
     }
     tracing::warn!(
-        plugin = %wasm.display(),
+        plugin = ?wasm,
         found = %found.join("; "),
         "it carries a signature no trusted signer verifies; loading it as unsigned"
     );
@@ -195,6 +195,20 @@ mod tests {
             identities: &[],
             roots: &[],
         }
+    }
+
+    /// Found by fuzzing (`signature_evidence`): OCI evidence with an unknown
+    /// field whose name holds a newline made a refusal of two lines, the
+    /// second one the evidence's own text.
+    #[test]
+    fn a_refusal_of_evidence_stays_on_one_line() {
+        let text = "{\"manifest\\nplugin verified: ok\": \"\"}";
+        let why = evidence(Evidence::Oci, text, b"x", "00", &by(&[])).unwrap_err();
+        assert!(
+            why.contains("unknown field `manifest\\nplugin verified: ok`"),
+            "{why}"
+        );
+        assert!(!why.chars().any(char::is_control), "{why:?}");
     }
 
     #[test]

@@ -23,10 +23,10 @@ use x509_cert::der::Decode as _;
 use super::SignatureError;
 use super::identity::CODE_SIGNING;
 
-/// Text a bundle or certificate supplied, fit for a message: escaped (see
+/// Text a bundle or certificate supplied, fit for a one-line message: escaped, newlines included (see
 /// `crate::text`) and cut at 200 bytes.
 pub(super) fn shown(text: &str) -> String {
-    crate::text::escape(&crate::text::truncate(text.to_string(), 200)).into_owned()
+    crate::text::escape_line(&crate::text::truncate(text.to_string(), 200)).into_owned()
 }
 
 /// A Unix time for a message, RFC 3339.
