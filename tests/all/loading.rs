@@ -290,6 +290,9 @@ async fn odd_entries_are_reported_with_their_reason_and_names_escaped() {
     std::os::unix::fs::symlink("loop.wasm", dir.path().join("loop.wasm")).expect("symlink");
     let evil = dir.path().join("ev\u{1b}[2Jil.wasm");
     std::fs::write(&evil, "x").expect("write");
+    // A newline in a name would start a line of its own on the terminal.
+    let forged = dir.path().join("a\nnot loaded: forged.wasm");
+    std::fs::write(&forged, "x").expect("write");
 
     let host = host(dir.path()).await;
     let mut errors: Vec<_> = host
@@ -306,16 +309,23 @@ async fn odd_entries_are_reported_with_their_reason_and_names_escaped() {
     let names: Vec<_> = errors.iter().map(|(n, _)| n.to_string_lossy()).collect();
     assert_eq!(
         names,
-        ["dir.wasm", "ev\u{1b}[2Jil.wasm", "fifo.wasm", "loop.wasm"],
+        [
+            "a\nnot loaded: forged.wasm",
+            "dir.wasm",
+            "ev\u{1b}[2Jil.wasm",
+            "fifo.wasm",
+            "loop.wasm"
+        ],
         "{errors:?}"
     );
-    assert_eq!(errors[0].1, LoadErrorReason::NotAFile("a directory"));
-    assert_eq!(errors[1].1, LoadErrorReason::NotWasm);
+    assert_eq!(errors[0].1, LoadErrorReason::NotWasm);
+    assert_eq!(errors[1].1, LoadErrorReason::NotAFile("a directory"));
+    assert_eq!(errors[2].1, LoadErrorReason::NotWasm);
     assert_eq!(
-        errors[2].1,
+        errors[3].1,
         LoadErrorReason::NotAFile("a named pipe (FIFO)")
     );
-    assert!(matches!(errors[3].1, LoadErrorReason::Io(_)), "{errors:?}");
+    assert!(matches!(errors[4].1, LoadErrorReason::Io(_)), "{errors:?}");
     assert_still_serves(&host).await;
 
     let out = crate::cli::corral(dir.path(), &["list"]);
@@ -332,7 +342,22 @@ async fn odd_entries_are_reported_with_their_reason_and_names_escaped() {
         .lines()
         .filter(|l| l.starts_with("not loaded: "))
         .collect();
-    assert_eq!(not_loaded.len(), 4, "{stderr}");
+    assert_eq!(not_loaded.len(), 5, "{stderr}");
+    // Every error line, in the log too, is one line: the forged name's
+    // newline is shown escaped, never as a line of its own.
+    assert!(
+        !stderr
+            .lines()
+            .any(|l| l.starts_with("not loaded: forged.wasm")),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("a\\nnot loaded: forged.wasm: not a WebAssembly file")
+            .count(),
+        2,
+        "the log line and the closing line: {stderr}"
+    );
     assert!(
         not_loaded
             .iter()
@@ -341,6 +366,29 @@ async fn odd_entries_are_reported_with_their_reason_and_names_escaped() {
     );
     assert!(
         not_loaded.iter().any(|l| l.contains("ev\\u{1b}[2Jil.wasm")),
+        "{stderr}"
+    );
+}
+
+/// A plugin that loads under a name with a newline in it: the log names it
+/// escaped on one line, never starting a line of its own.
+#[test]
+fn a_plugin_named_with_a_newline_is_logged_on_one_line() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let file = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .next()
+        .expect("the plugin")
+        .expect("entry")
+        .path();
+    std::fs::rename(&file, dir.path().join("ok\nforged: line.wasm")).expect("rename");
+    let out = crate::cli::corral(dir.path(), &["-vv", "list"]);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("component ready"), "{stderr}");
+    assert!(stderr.contains("ok\\nforged: line.wasm"), "{stderr}");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("forged: line")),
         "{stderr}"
     );
 }

@@ -262,7 +262,11 @@ pub(crate) async fn load(
         crate::discovery::disclosure::build(ctx.discovery.disclosure, ctx.plugin_dir, &registry);
     load_errors.extend(facade_errors);
     for err in &load_errors {
-        tracing::error!("plugin not loaded: {err}");
+        // One line each: a reason may quote a guest's output.
+        tracing::error!(
+            "plugin not loaded: {}",
+            crate::text::escape_line(&err.to_string())
+        );
     }
     load_errors.extend(kept_errors);
     load_errors.sort_by(|a, b| a.path.cmp(&b.path));

@@ -290,9 +290,10 @@ impl CallError {
 
 /// Why one plugin file did not load. The other plugins load regardless.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {reason}", .path.display())]
+#[error("{}: {reason}", crate::text::escape_line(&.path.display().to_string()))]
 pub struct LoadError {
-    /// The plugin file.
+    /// The plugin file (the message shows it escaped to one line: a file
+    /// name is untrusted text, a pulled plugin's comes from a reference).
     pub path: PathBuf,
     /// What is wrong with it.
     pub reason: LoadErrorReason,

@@ -85,7 +85,7 @@ impl ListCmd {
             // Load errors may quote what a plugin file supplied.
             eprintln!(
                 "not loaded: {}",
-                corral::untrusted_text::escape(&err.to_string())
+                corral::untrusted_text::escape_line(&err.to_string())
             );
         }
         Ok(ExitCode::SUCCESS)

@@ -224,7 +224,7 @@ impl Foreign {
             match theirs.push_path(&sidecar) {
                 Ok(_) => docs.add(&theirs),
                 Err(err) => tracing::warn!(
-                    wit = %sidecar.display(),
+                    wit = ?sidecar,
                     "the WIT beside the component does not parse, so its docs are not used: {err:#}"
                 ),
             }

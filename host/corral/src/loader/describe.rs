@@ -45,7 +45,7 @@ pub(super) async fn describe(
             let (stderr, _) = report.stderr;
             if !stderr.is_empty() {
                 tracing::debug!(
-                    plugin = %plugin.path.display(),
+                    plugin = ?plugin.path,
                     "describe stderr: {}",
                     crate::text::escape(&stderr)
                 );

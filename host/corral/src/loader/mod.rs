@@ -205,7 +205,7 @@ fn compile_one(
     }
     if policy_source.is_none() && crate::policy::requested_policy_path(path).exists() {
         tracing::warn!(
-            plugin = %path.display(),
+            plugin = ?path,
             "it runs with nothing granted: the policy its publisher requests is not accepted"
         );
     }
@@ -217,7 +217,7 @@ fn compile_one(
     let started = Instant::now();
     let (component, outcome) = crate::cache::compile(engine, cache, &bytes, &sha256)?;
     tracing::debug!(
-        plugin = %path.display(),
+        plugin = ?path,
         cached = outcome == CacheOutcome::Hit,
         ms = started.elapsed().as_secs_f64() * 1e3,
         "component ready"
@@ -249,7 +249,7 @@ fn compile_one(
             const SHOWN_SKIPPED: usize = 20;
             for skipped in foreign.skipped.iter().take(SHOWN_SKIPPED) {
                 tracing::info!(
-                    plugin = %path.display(),
+                    plugin = ?path,
                     export = skipped.export,
                     "not a tool: {}",
                     skipped.reason
@@ -257,7 +257,7 @@ fn compile_one(
             }
             let more = foreign.skipped.len().saturating_sub(SHOWN_SKIPPED);
             if more > 0 {
-                tracing::info!(plugin = %path.display(), "and {more} more exports that are not tools");
+                tracing::info!(plugin = ?path, "and {more} more exports that are not tools");
             }
             if foreign.exports.is_empty() {
                 let mut skipped: Vec<String> = foreign

@@ -55,7 +55,7 @@ pub(super) fn run<T: Send + 'static>(
                 let result =
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&path))).ok();
                 if result.is_none() {
-                    tracing::error!(plugin = %path.display(), "a plugin compile task panicked");
+                    tracing::error!(plugin = ?path, "a plugin compile task panicked");
                 }
                 if sender.send((index, path, result)).is_err() {
                     break;
