@@ -15,6 +15,9 @@
 //!   such as `\u{1b}`, so no guest can move the cursor, clear the screen, ring
 //!   the bell, recolor the host's text or reorder it. JSON output gets the
 //!   same characters as JSON escapes ([`escape_json`]), so it stays valid.
+//!   Text that lands inside one line (an error, a refusal, a log field, a
+//!   file name) gets its newlines and tabs escaped too ([`escape_line`]), so
+//!   it cannot start a line that reads as the host's own.
 
 use std::borrow::Cow;
 

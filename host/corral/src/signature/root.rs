@@ -23,8 +23,9 @@ use x509_cert::der::Decode as _;
 use super::SignatureError;
 use super::identity::CODE_SIGNING;
 
-/// Text a bundle or certificate supplied, fit for a one-line message: escaped, newlines included (see
-/// `crate::text`) and cut at 200 bytes.
+/// Text a bundle or certificate supplied, fit for a one-line message:
+/// escaped, newlines included (`crate::text::escape_line`), and cut at 200
+/// bytes.
 pub(super) fn shown(text: &str) -> String {
     crate::text::escape_line(&crate::text::truncate(text.to_string(), 200)).into_owned()
 }
