@@ -68,7 +68,7 @@ pub fn check(field: &str, value: &str) -> Result<(), String> {
 /// `text` with every forbidden character replaced by a visible Rust-style
 /// escape (`\u{1b}`); borrowed when there is none.
 pub fn escape(text: &str) -> Cow<'_, str> {
-    escape_with(text, |c, out| {
+    escape_with(text, is_forbidden, |c, out| {
         out.push_str(&format!("\\u{{{:x}}}", c as u32));
     })
 }
@@ -78,22 +78,12 @@ pub fn escape(text: &str) -> Cow<'_, str> {
 /// from outside cannot start a line that looks like the host's own;
 /// borrowed when there is nothing to escape.
 pub fn escape_line(text: &str) -> Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| is_forbidden(c) || c == '\n' || c == '\t')
-    {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if is_forbidden(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
+    let breaks_the_line = |c| is_forbidden(c) || c == '\n' || c == '\t';
+    escape_with(text, breaks_the_line, |c, out| match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+    })
 }
 
 /// JSON text (as serde_json writes it) with every forbidden character that
@@ -101,18 +91,24 @@ pub fn escape_line(text: &str) -> Cow<'_, str> {
 /// `\uXXXX` escape. Those characters can only occur inside JSON strings, so
 /// the result is equivalent, valid JSON.
 pub fn escape_json(json: &str) -> Cow<'_, str> {
-    escape_with(json, |c, out| {
+    escape_with(json, is_forbidden, |c, out| {
         out.push_str(&format!("\\u{:04x}", c as u32));
     })
 }
 
-fn escape_with(text: &str, write: impl Fn(char, &mut String)) -> Cow<'_, str> {
-    if !text.chars().any(is_forbidden) {
+/// `text` with each character `escaped` says so written by `write`;
+/// borrowed when there is none.
+fn escape_with(
+    text: &str,
+    escaped: impl Fn(char) -> bool,
+    write: impl Fn(char, &mut String),
+) -> Cow<'_, str> {
+    if !text.chars().any(&escaped) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if is_forbidden(c) {
+        if escaped(c) {
             write(c, &mut out);
         } else {
             out.push(c);
