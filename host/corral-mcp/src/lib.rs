@@ -51,6 +51,7 @@ pub mod http;
 pub mod ops;
 mod present;
 mod progress;
+mod session;
 mod stdio;
 pub mod trace;
 
@@ -82,7 +83,11 @@ pub const CONTEXT_META_KEY: &str = "corral/context";
 /// The shortest gap between two progress notifications of one call: 100 ms.
 pub const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// An MCP server over a [`Host`]. Cheap to clone; clones share the host.
+/// An MCP server over a [`Host`]. Cheap to clone; clones share the host,
+/// and also the session state: the unfolded facades and the `list_changed`
+/// listener. Serve each session with its own server
+/// ([`for_session`](Self::for_session)); a session's listener stops when the
+/// last clone of its server is dropped.
 #[derive(Clone, Debug)]
 pub struct McpServer {
     host: Host,
@@ -91,6 +96,8 @@ pub struct McpServer {
     states: Option<Arc<approval::States>>,
     /// This session's unfolded facades (session-based revisions).
     unfolded: disclosure::SessionState,
+    /// This session's `list_changed` listener, stopped with the session.
+    listener: session::Listener,
 }
 
 impl McpServer {
@@ -111,6 +118,7 @@ impl McpServer {
             host,
             states,
             unfolded: disclosure::SessionState::default(),
+            listener: session::Listener::default(),
         }
     }
 
@@ -121,6 +129,7 @@ impl McpServer {
             host: self.host.clone(),
             states: self.states.clone(),
             unfolded: disclosure::SessionState::default(),
+            listener: session::Listener::default(),
         }
     }
 
@@ -310,23 +319,9 @@ impl ServerHandler for McpServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Tell this client whenever a reload changes the tool set, or a tool
-        // goes DOWN or recovers (its description and _meta change).
-        let mut changes = self.host.subscribe();
-        let mut health = self.host.subscribe_health();
-        changes.borrow_and_update();
-        health.borrow_and_update();
-        let peer = context.peer.clone();
-        tokio::spawn(async move {
-            loop {
-                let changed = tokio::select! {
-                    r = changes.changed() => r.is_ok(),
-                    r = health.changed() => r.is_ok(),
-                };
-                if !changed || peer.notify_tool_list_changed().await.is_err() {
-                    break;
-                }
-            }
-        });
+        // goes DOWN or recovers (its description and _meta change), for as
+        // long as the session lasts.
+        self.listener.start(&self.host, context.peer);
     }
 
     async fn call_tool(

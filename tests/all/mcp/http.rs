@@ -85,6 +85,19 @@ impl HttpServer {
             .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"))
     }
 
+    /// Reads `name` from `/metrics` until it equals `want` or
+    /// [`WAIT`](super::WAIT) passes; returns the last value read.
+    pub(crate) fn metric_settles(&self, name: &str, want: f64) -> f64 {
+        let deadline = std::time::Instant::now() + super::WAIT;
+        loop {
+            let now = self.metric(name);
+            if now == want || std::time::Instant::now() > deadline {
+                return now;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// One HTTP/1.1 request; returns status and body.
     pub(crate) fn send(
         &self,
@@ -309,6 +322,31 @@ fn http_serves_calls_and_counts_them_in_metrics() {
     }
     let (_, metrics) = server.send("GET", "/metrics", &[], "");
     assert!(!metrics.contains("made_up"), "{metrics}");
+}
+
+/// Each session's `list_changed` listener ends with its session. Before,
+/// it lived until the next reload, holding the session's outgoing channel:
+/// a server that saw many sessions and no reload grew without bound (found
+/// by the `mcp_messages` fuzz target).
+#[test]
+fn http_sessions_leave_no_listener_behind() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let server = HttpServer::start(dir.path(), &[]);
+    let sessions: Vec<_> = (0..5).map(|_| server.session()).collect();
+    assert_eq!(server.metric_settles("corral_change_subscribers", 5.0), 5.0);
+    for headers in &sessions {
+        let borrowed: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (status, body) = server.send("DELETE", "/mcp", &borrowed, "");
+        assert!(
+            (200..300).contains(&status),
+            "DELETE answered {status}: {body}"
+        );
+    }
+    assert_eq!(
+        server.metric_settles("corral_change_subscribers", 0.0),
+        0.0,
+        "closed sessions' list_changed listeners are still alive"
+    );
 }
 
 #[test]

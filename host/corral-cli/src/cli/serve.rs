@@ -230,9 +230,10 @@ impl ServeCmd {
 
 /// Installs the Prometheus recorder behind `/metrics`. Each scrape first
 /// sets the gauges of `host`'s runtime state ([`corral::RuntimeStats`]):
-/// `corral_tool_states`, `corral_cached_results`, `corral_tenant_budgets` and
-/// `corral_instances_in_use`, so an operator sees what the resilience layers
-/// and the instance pool hold and sees a removed plugin's state go.
+/// `corral_tool_states`, `corral_cached_results`, `corral_tenant_budgets`,
+/// `corral_instances_in_use` and `corral_change_subscribers`, so an operator
+/// sees what the resilience layers, the instance pool and the sessions'
+/// `list_changed` listeners hold, and sees a removed plugin's state go.
 fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> {
     let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
         .set_buckets(&[
@@ -247,6 +248,7 @@ fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> 
         metrics::gauge!("corral_cached_results").set(stats.cached_results as f64);
         metrics::gauge!("corral_tenant_budgets").set(stats.tenant_budgets as f64);
         metrics::gauge!("corral_instances_in_use").set(stats.instances_in_use as f64);
+        metrics::gauge!("corral_change_subscribers").set(stats.change_subscribers as f64);
         handle.render()
     });
     Ok(Some(render))

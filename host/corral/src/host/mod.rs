@@ -350,6 +350,7 @@ impl Host {
                 .inner
                 .slots
                 .saturating_sub(self.inner.permits.available_permits()),
+            change_subscribers: self.inner.changes.receiver_count(),
         }
     }
 

@@ -219,4 +219,9 @@ pub struct RuntimeStats {
     /// the pool's `max_concurrent_instances`: 0 when the host is idle, so a
     /// slot that is never given back shows here.
     pub instances_in_use: usize,
+    /// Receivers of [`Host::subscribe`](crate::Host::subscribe) alive: one
+    /// per MCP session listening for `tools/list_changed`, plus any a library
+    /// user holds. It falls back as sessions end, so a figure that only grows
+    /// while sessions come and go is a leak.
+    pub change_subscribers: usize,
 }
