@@ -6,8 +6,9 @@
 //! Run: `scripts/fuzz.sh mcp_messages`. The session sends `initialize`,
 //! `notifications/initialized`, the input's lines, then a `ping`.
 //! Invariants: the server never panics; every line it writes is a JSON-RPC
-//! 2.0 object; and it still answers the closing `ping` within 10 s, whatever
-//! came before (bad input costs that input, never the session). Memory
+//! 2.0 object; it still answers the closing `ping` within 10 s, whatever
+//! came before (bad input costs that input, never the session); and the
+//! session ends within 10 s once the client hangs up. Memory
 //! stays under libFuzzer's RSS limit across runs, so a session that leaves
 //! state behind shows: the first full run stopped at 182 k sessions, each of
 //! which had left its `list_changed` listener alive (fixed in
@@ -98,7 +99,15 @@ fuzz_target!(|data: &[u8]| {
             matches!(answered, Ok(true)),
             "the server stopped answering: {answered:?}"
         );
+        // The client hangs up; the session must end, and nothing of this
+        // input may outlive it (libFuzzer's leak check at exit found a
+        // pipe buffer of a session that was aborted rather than ended).
         drop(writer.await);
-        served.abort();
+        drop(lines);
+        let ended = tokio::time::timeout(Duration::from_secs(10), served).await;
+        assert!(
+            matches!(ended, Ok(Ok(()))),
+            "the session did not end when its client hung up: {ended:?}"
+        );
     });
 });
