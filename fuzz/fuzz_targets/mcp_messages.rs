@@ -85,8 +85,9 @@ fuzz_target!(|data: &[u8]| {
         let mut lines = BufReader::new(read).lines();
         let answered = tokio::time::timeout(Duration::from_secs(10), async {
             while let Ok(Some(line)) = lines.next_line().await {
-                let message: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|err| panic!("the server wrote a line that is not JSON ({err}): {line}"));
+                let message: Value = serde_json::from_str(&line).unwrap_or_else(|err| {
+                    panic!("the server wrote a line that is not JSON ({err}): {line}")
+                });
                 assert_eq!(message["jsonrpc"], "2.0", "{line}");
                 if message["id"] == "fuzz-end" && message.get("method").is_none() {
                     return true;

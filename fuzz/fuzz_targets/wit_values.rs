@@ -30,11 +30,17 @@ fn params() -> &'static [(String, Type)] {
     PARAMS.get_or_init(|| {
         let mut resolve = Resolve::default();
         let package = resolve
-            .push_str("values.wit", include_str!("../../tests/support/wit/values.wit"))
+            .push_str(
+                "values.wit",
+                include_str!("../../tests/support/wit/values.wit"),
+            )
             .expect("the WIT parses");
         let world = resolve.select_world(&[package], None).expect("one world");
-        let mut module =
-            wit_component::dummy_module(&resolve, world, ManglingAndAbi::Legacy(LiftLowerAbi::Sync));
+        let mut module = wit_component::dummy_module(
+            &resolve,
+            world,
+            ManglingAndAbi::Legacy(LiftLowerAbi::Sync),
+        );
         wit_component::embed_component_metadata(&mut module, &resolve, world, StringEncoding::UTF8)
             .expect("metadata embeds");
         let bytes = ComponentEncoder::default()
@@ -44,8 +50,7 @@ fn params() -> &'static [(String, Type)] {
             .encode()
             .expect("the component encodes");
         let engine = wasmtime::Engine::default();
-        let component =
-            wasmtime::component::Component::new(&engine, &bytes).expect("it compiles");
+        let component = wasmtime::component::Component::new(&engine, &bytes).expect("it compiles");
         let mut params = Vec::new();
         for (_, export) in component.component_type().exports(&engine) {
             if let ComponentItem::ComponentFunc(func) = export.ty {
