@@ -18,9 +18,11 @@
 #                                  of a writer of the audit log and the
 #                                  standing approvals
 #   scripts/load.sh soak [SECONDS] soak: MCP HTTP at 100 calls/s for SECONDS
-#                                  (default 1 800), the server sampled every
-#                                  10 s (RSS, fds, threads, instances in use);
-#                                  not part of the default run
+#                                  (default 1 800) and a short-lived session
+#                                  every second, the server sampled every
+#                                  10 s (RSS, fds, threads, instances in use,
+#                                  sessions' listeners); not part of the
+#                                  default run
 #
 # Source: host/corral-cli/benches/campaign/ and tests/support/src/load/.
 # Release build (about 6 minutes the first time). Run it on an idle machine.

@@ -193,9 +193,10 @@ pub fn crash(rounds: usize) -> bool {
     passed
 }
 
-/// Soak: MCP HTTP at 100 calls/s of the mix for `seconds`, the server
-/// sampled every 10 s (every 2 s for a run under a minute); prints every
-/// sample, then the verdict line.
+/// Soak: MCP HTTP at 100 calls/s of the mix for `seconds`, and a
+/// short-lived session every second, the server sampled every 10 s (every
+/// 2 s for a run under a minute); prints every sample, then the verdict
+/// line.
 pub fn soak(seconds: usize) -> bool {
     let runtime = runtime();
     let dir = plugin_dir(&[HOSTILE]);
@@ -216,11 +217,11 @@ pub fn soak(seconds: usize) -> bool {
         )
         .await
     });
-    println!("at_s,rss_slots_mib,rss_rest_mib,fds,threads,instances_in_use");
+    println!("at_s,rss_slots_mib,rss_rest_mib,fds,threads,instances_in_use,listeners");
     for s in &tally.samples {
         println!(
-            "{:.0},{:.1},{:.1},{},{},{}",
-            s.at, s.rss_pool, s.rss_rest, s.fds, s.threads, s.instances
+            "{:.0},{:.1},{:.1},{},{},{},{}",
+            s.at, s.rss_pool, s.rss_rest, s.fds, s.threads, s.instances, s.listeners
         );
     }
     let passed = tally.passed();

@@ -7,8 +7,9 @@
 //! - `reload`: reload under load (default 5 000 calls);
 //! - `crash`: SIGKILL while writing the audit log and the standing
 //!   approvals (default 100 kills);
-//! - `soak [SECONDS]`: MCP HTTP at 100 calls/s (default 1 800 s), sampled
-//!   every 10 s. Not part of the default run.
+//! - `soak [SECONDS]`: MCP HTTP at 100 calls/s (default 1 800 s) and a
+//!   short-lived session every second, sampled every 10 s. Not part of the
+//!   default run.
 //!
 //! `cargo test --bench campaign` (CI) runs each once with 100 calls to show
 //! it still works. The CI-sized checks proper are tests

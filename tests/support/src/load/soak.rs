@@ -12,7 +12,16 @@
 //! such a step at 23 minutes); after it, no call of the soak touches a slot
 //! that was never used.
 //!
-//! The verdict asks for no failed call and no upward trend: the slope of
+//! Beside the steady calls, a client opens a session of its own every
+//! second, makes one call in it and closes it (`DELETE`), as the many
+//! short-lived clients of a shared server do. The samples count the
+//! sessions' `list_changed` listeners (`corral_change_subscribers`): a
+//! listener that outlived its session (the leak the `mcp_messages` fuzz
+//! target found, issue 29) shows as a count that climbs, where it should
+//! stay at the soak's own session and the one being churned.
+//!
+//! The verdict asks for no failed call, no listener left once every
+//! session has closed, and no upward trend: the slope of
 //! each figure over the second half of the run, by least squares, per
 //! hour.
 
@@ -38,6 +47,8 @@ pub struct Sample {
     pub threads: f64,
     /// Instances running.
     pub instances: f64,
+    /// Sessions' `list_changed` listeners alive.
+    pub listeners: f64,
 }
 
 /// What a soak came to.
@@ -53,6 +64,11 @@ pub struct SoakTally {
     pub samples: Vec<Sample>,
     /// Instances in use once the calls had drained.
     pub instances_after: f64,
+    /// Short-lived sessions opened, called once and closed.
+    pub sessions: usize,
+    /// Listeners alive once every session, the soak's own included, had
+    /// closed: 0 when each listener ended with its session.
+    pub listeners_after: f64,
 }
 
 /// Least-squares slope of `y` over `at` (per second), for the samples of
@@ -72,40 +88,45 @@ fn slope(samples: &[Sample], y: impl Fn(&Sample) -> f64) -> f64 {
 
 impl SoakTally {
     /// Slopes per hour over the second half: (RSS in the slots MiB, RSS
-    /// rest MiB, fds, threads).
-    pub fn slopes_per_hour(&self) -> (f64, f64, f64, f64) {
+    /// rest MiB, fds, threads, listeners).
+    pub fn slopes_per_hour(&self) -> (f64, f64, f64, f64, f64) {
         let h = |f: fn(&Sample) -> f64| slope(&self.samples, f) * 3600.0;
         (
             h(|s| s.rss_pool),
             h(|s| s.rss_rest),
             h(|s| s.fds),
             h(|s| s.threads),
+            h(|s| s.listeners),
         )
     }
 
-    /// No failed call, no instance left in use, and no upward trend: over
-    /// the second half the whole RSS grows by less than 5 % of its mean per
-    /// hour, and fds and threads by less than one per hour. The whole, not
+    /// No failed call, no instance left in use, no listener left once
+    /// every session has closed, and no upward trend: over the second half the
+    /// whole RSS grows by less than 5 % of its mean per hour, and fds,
+    /// threads and listeners by less than one per hour. The whole, not
     /// one side of the split: the split goes by mapping size, and a slot's
     /// mapping can move 4 MiB from one side to the other between samples
     /// (seen in the first 30-minute soak).
     pub fn passed(&self) -> bool {
-        let (_, _, fds, threads) = self.slopes_per_hour();
+        let (_, _, fds, threads, listeners) = self.slopes_per_hour();
         let total = slope(&self.samples, |s| s.rss_pool + s.rss_rest) * 3600.0;
         let half = &self.samples[self.samples.len() / 2..];
         let mean =
             half.iter().map(|s| s.rss_pool + s.rss_rest).sum::<f64>() / half.len().max(1) as f64;
         self.mismatches == 0
             && self.instances_after == 0.0
+            && self.listeners_after == 0.0
             && total < mean * 0.05
             && fds < 1.0
             && threads < 1.0
+            && listeners < 1.0
     }
 }
 
 impl std::fmt::Display for SoakTally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (pool, rest, fds, threads) = self.slopes_per_hour();
+        let (pool, rest, fds, threads, listeners) = self.slopes_per_hour();
+        let most = self.samples.iter().map(|s| s.listeners).fold(0.0, f64::max);
         let (first, last) = (
             self.samples.first().copied().unwrap_or_default(),
             self.samples.last().copied().unwrap_or_default(),
@@ -114,8 +135,9 @@ impl std::fmt::Display for SoakTally {
             f,
             "{} calls in {:.0} s, {} not as expected; {} samples: RSS {:.1} → {:.1} MiB \
              (slots {:.1} → {:.1}, rest {:.1} → {:.1}), fds {} → {}, threads {} → {}, \
-             instances in use after {}; second-half slopes per hour: total {:+.2} MiB, \
-             slots {:+.2} MiB, rest {:+.2} MiB, fds {:+.2}, threads {:+.2}",
+             instances in use after {}; {} sessions opened and closed, listeners at most {} \
+             and {} after; second-half slopes per hour: total {:+.2} MiB, \
+             slots {:+.2} MiB, rest {:+.2} MiB, fds {:+.2}, threads {:+.2}, listeners {:+.2}",
             self.calls,
             last.at,
             self.mismatches,
@@ -131,11 +153,15 @@ impl std::fmt::Display for SoakTally {
             first.threads,
             last.threads,
             self.instances_after,
+            self.sessions,
+            most,
+            self.listeners_after,
             slope(&self.samples, |s| s.rss_pool + s.rss_rest) * 3600.0,
             pool,
             rest,
             fds,
             threads,
+            listeners,
         )?;
         for example in &self.examples {
             write!(f, "\n  {example}")?;
@@ -184,12 +210,76 @@ fn sample(server: &McpServer, at: f64) -> Sample {
         fds,
         threads,
         instances: metric(server, "corral_instances_in_use").unwrap_or(f64::NAN),
+        listeners: metric(server, "corral_change_subscribers").unwrap_or(f64::NAN),
     }
+}
+
+/// Waits until the server's `/metrics` shows `name` at `want`, polling
+/// every 50 ms for up to 10 s; the last value seen (NaN when none).
+async fn settle(server: &McpServer, name: &str, want: f64) -> f64 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = metric(server, name).unwrap_or(f64::NAN);
+        if seen == want || Instant::now() >= deadline {
+            return seen;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The calls that did not end as their kind must: how many, and the first
+/// ten.
+#[derive(Clone, Default)]
+struct Faults {
+    count: Arc<AtomicUsize>,
+    examples: Arc<Mutex<Vec<String>>>,
+}
+
+impl Faults {
+    /// Counts `record` when it did not end as expected, and keeps the first
+    /// ten reasons, each after `prefix`.
+    fn check(&self, record: &Record, prefix: &str) {
+        if let Some(why) = record.mismatch() {
+            self.count.fetch_add(1, Ordering::SeqCst);
+            let mut examples = self.examples.lock().expect("lock");
+            if examples.len() < 10 {
+                examples.push(format!("{prefix}{why}"));
+            }
+        }
+    }
+}
+
+/// Until `until`, every `every`: a new session (`initialize`, so the
+/// server starts its `list_changed` listener), one `echo` in it, checked,
+/// then the session closed (rmcp's client sends `DELETE` and waits for the
+/// answer). Returns how many sessions it opened.
+async fn churn(server: &McpServer, until: Instant, every: Duration, faults: &Faults) -> usize {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut sessions = 0;
+    while Instant::now() < until {
+        ticks.tick().await;
+        let client = server.client().await;
+        let index = sessions;
+        sessions += 1;
+        let (tool, args) = Kind::Echo.request(index);
+        let ended = super::mcp_transport(client.clone())(tool, args).await;
+        let record = Record {
+            index,
+            kind: Kind::Echo,
+            latency: Duration::ZERO,
+            ended,
+        };
+        faults.check(&record, "a short session: ");
+        let client = Arc::into_inner(client).expect("the call has ended, so no other holder");
+        client.cancel().await.expect("the session closes");
+    }
+    sessions
 }
 
 /// Calls `server` through `client` at `rate` calls per second (at most 64
 /// in flight) for `duration`, cycling through the mix, sampling every
-/// `every`.
+/// `every`; beside it, a short-lived session every second ([`churn`]).
 pub async fn soak(
     server: &McpServer,
     client: Arc<rmcp::service::RunningService<rmcp::RoleClient, ()>>,
@@ -198,19 +288,53 @@ pub async fn soak(
     every: Duration,
 ) -> SoakTally {
     let kinds: Vec<Kind> = mix(1_000, 10);
-    let call = super::mcp_transport(client);
-    let mismatches = Arc::new(AtomicUsize::new(0));
-    let examples = Arc::new(Mutex::new(Vec::new()));
+    let call = super::mcp_transport(client.clone());
+    let faults = Faults::default();
     // The warm-up (module docs): as many calls in flight as the soak allows.
     for record in super::run(&kinds, 64, call.clone()).await {
-        if let Some(why) = record.mismatch() {
-            mismatches.fetch_add(1, Ordering::SeqCst);
-            let mut examples = examples.lock().expect("lock");
-            if examples.len() < 10 {
-                examples.push(format!("warm-up: {why}"));
-            }
-        }
+        faults.check(&record, "warm-up: ");
     }
+    let started = Instant::now();
+    let until = started + duration;
+    let ((mut samples, calls), sessions) = tokio::join!(
+        steady(server, &kinds, call, until, rate, every, &faults),
+        churn(server, until, Duration::from_secs(1), &faults),
+    );
+    samples.push(sample(server, started.elapsed().as_secs_f64()));
+    let instances_after = samples.last().map_or(f64::NAN, |s| s.instances);
+    // The soak's own session closes too (after the last sample, which the
+    // trends would otherwise read as a fall), so no listener may be left.
+    let client = Arc::into_inner(client).expect("every call has ended, so no other holder");
+    client.cancel().await.expect("the session closes");
+    let listeners_after = settle(server, "corral_change_subscribers", 0.0).await;
+    let examples = faults.examples.lock().expect("lock").clone();
+    SoakTally {
+        calls,
+        mismatches: faults.count.load(Ordering::SeqCst),
+        examples,
+        samples,
+        instances_after,
+        sessions,
+        listeners_after,
+    }
+}
+
+/// The steady calls of [`soak`] until `until`, and the samples taken
+/// meanwhile; returns the samples and how many calls it made, once every
+/// call has ended.
+async fn steady<F, Fut>(
+    server: &McpServer,
+    kinds: &[Kind],
+    call: F,
+    until: Instant,
+    rate: f64,
+    every: Duration,
+    faults: &Faults,
+) -> (Vec<Sample>, usize)
+where
+    F: Fn(&'static str, serde_json::Value) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = super::Ended> + Send,
+{
     let started = Instant::now();
     let slots = Arc::new(tokio::sync::Semaphore::new(64));
     let mut samples = vec![sample(server, 0.0)];
@@ -219,7 +343,7 @@ pub async fn soak(
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut calls = 0;
     let mut tasks = tokio::task::JoinSet::new();
-    while started.elapsed() < duration {
+    while Instant::now() < until {
         ticks.tick().await;
         if Instant::now() >= next_sample {
             samples.push(sample(server, started.elapsed().as_secs_f64()));
@@ -230,7 +354,7 @@ pub async fn soak(
         let permit = slots.clone().acquire_owned().await.expect("open");
         let (index, kind) = (calls, kinds[calls % kinds.len()]);
         calls += 1;
-        let (call, mismatches, examples) = (call.clone(), mismatches.clone(), examples.clone());
+        let (call, faults) = (call.clone(), faults.clone());
         tasks.spawn(async move {
             let (tool, args) = kind.request(index);
             let ended = call(tool, args).await;
@@ -241,24 +365,9 @@ pub async fn soak(
                 latency: Duration::ZERO,
                 ended,
             };
-            if let Some(why) = record.mismatch() {
-                mismatches.fetch_add(1, Ordering::SeqCst);
-                let mut examples = examples.lock().expect("lock");
-                if examples.len() < 10 {
-                    examples.push(why);
-                }
-            }
+            faults.check(&record, "");
         });
     }
     while tasks.join_next().await.is_some() {}
-    samples.push(sample(server, started.elapsed().as_secs_f64()));
-    let instances_after = samples.last().map_or(f64::NAN, |s| s.instances);
-    let examples = examples.lock().expect("lock").clone();
-    SoakTally {
-        calls,
-        mismatches: mismatches.load(Ordering::SeqCst),
-        examples,
-        samples,
-        instances_after,
-    }
+    (samples, calls)
 }
