@@ -20,10 +20,10 @@
 //! target found, issue 29) shows as a count that climbs, where it should
 //! stay at the soak's own session and the one being churned.
 //!
-//! The verdict asks for no failed call, no listener left once every
-//! session has closed, and no upward trend: the slope of
-//! each figure over the second half of the run, by least squares, per
-//! hour.
+//! The verdict asks for no failed call, no listener or fd left once every
+//! session has closed, and no upward trend: the slope of RSS, threads and
+//! listeners over the second half of the run, by least squares, per hour
+//! ([`SoakTally::passed`] says why fds are judged by their count instead).
 
 use std::io::{Read as _, Write as _};
 use std::sync::atomic::{AtomicUsize, Ordering};
