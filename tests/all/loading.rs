@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use corral::{CallOptions, LoadError, LoadErrorReason};
+use corral::{CallOptions, ComponentError, LoadError, LoadErrorReason};
 
 use crate::support::{
     BAD_NAME, BAD_SCHEMA, COMMAND, DUP_A, DUP_B, HOSTILE, TEXT, TRAP_DESCRIBE, assert_still_serves,
@@ -45,7 +45,10 @@ async fn truncated_component() {
     )
     .await;
     assert!(
-        matches!(err.reason, LoadErrorReason::InvalidComponent(_)),
+        matches!(
+            err.reason,
+            LoadErrorReason::Component(ComponentError::InvalidComponent(_))
+        ),
         "{err}"
     );
     assert!(
@@ -62,7 +65,10 @@ async fn not_wasm_at_all() {
         "notes.wasm",
     )
     .await;
-    assert_eq!(err.reason, LoadErrorReason::NotWasm);
+    assert_eq!(
+        err.reason,
+        LoadErrorReason::Component(ComponentError::NotWasm)
+    );
 }
 
 #[tokio::test]
@@ -74,7 +80,10 @@ async fn core_module_instead_of_a_component() {
         "core.wasm",
     )
     .await;
-    assert_eq!(err.reason, LoadErrorReason::CoreModule);
+    assert_eq!(
+        err.reason,
+        LoadErrorReason::Component(ComponentError::CoreModule)
+    );
     assert!(err.to_string().contains("not a component"), "{err}");
 }
 
@@ -318,14 +327,29 @@ async fn odd_entries_are_reported_with_their_reason_and_names_escaped() {
         ],
         "{errors:?}"
     );
-    assert_eq!(errors[0].1, LoadErrorReason::NotWasm);
-    assert_eq!(errors[1].1, LoadErrorReason::NotAFile("a directory"));
-    assert_eq!(errors[2].1, LoadErrorReason::NotWasm);
+    assert_eq!(
+        errors[0].1,
+        LoadErrorReason::Component(ComponentError::NotWasm)
+    );
+    assert_eq!(
+        errors[1].1,
+        LoadErrorReason::Component(ComponentError::NotAFile("a directory"))
+    );
+    assert_eq!(
+        errors[2].1,
+        LoadErrorReason::Component(ComponentError::NotWasm)
+    );
     assert_eq!(
         errors[3].1,
-        LoadErrorReason::NotAFile("a named pipe (FIFO)")
+        LoadErrorReason::Component(ComponentError::NotAFile("a named pipe (FIFO)"))
     );
-    assert!(matches!(errors[4].1, LoadErrorReason::Io(_)), "{errors:?}");
+    assert!(
+        matches!(
+            errors[4].1,
+            LoadErrorReason::Component(ComponentError::Io(_))
+        ),
+        "{errors:?}"
+    );
     assert_still_serves(&host).await;
 
     let out = crate::cli::corral(dir.path(), &["list"]);
@@ -408,7 +432,13 @@ async fn a_file_that_cannot_be_read_is_reported_with_the_reason() {
         "unreadable.wasm",
     )
     .await;
-    assert!(matches!(err.reason, LoadErrorReason::Io(_)), "{err}");
+    assert!(
+        matches!(
+            err.reason,
+            LoadErrorReason::Component(ComponentError::Io(_))
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("Input/output error"), "{err}");
 }
 

@@ -10,6 +10,13 @@
 //! identifier in every SDK language): a name is non-blank, only
 //! [`NAME_CHARS`], at most [`MAX_NAME_LEN`] characters, and not one of
 //! [`RESERVED_NAMES`].
+//!
+//! It also holds the rules for untrusted text ([`text`]): which characters
+//! guest-supplied text may carry, and how it is escaped for a terminal. They
+//! live here, with no dependencies, so that every host crate (the sandbox,
+//! the signature checks, the library) shares one copy.
+
+pub mod text;
 
 /// Longest tool name accepted, in characters.
 pub const MAX_NAME_LEN: usize = 64;

@@ -206,7 +206,7 @@ impl AuditLog {
     #[must_use]
     pub fn with_replica(mut self, id: impl AsRef<str>) -> Self {
         let id: String = id.as_ref().chars().take(256).collect();
-        self.replica = Some(crate::text::escape(&id).into_owned());
+        self.replica = Some(corral_names::text::escape(&id).into_owned());
         self
     }
 

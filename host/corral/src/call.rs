@@ -12,13 +12,10 @@ use serde_json::Value;
 
 use crate::approval::Reviewer;
 use crate::error::CallError;
-use crate::limits::Limits;
-use crate::spec::ReturnBehavior;
+use corral_sandbox::Limits;
+use corral_sandbox::ReturnBehavior;
 
-/// Receives a guest's `progress(message)` calls as `(tool, message)`. Called
-/// on the runtime thread that runs the guest: keep it short (send to a
-/// channel).
-pub type ProgressSink = std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>;
+pub use corral_sandbox::ProgressSink;
 
 /// Out-of-band key/value pairs passed into a call (WIT `context`): tenant, user
 /// id, correlation id. They never appear in a schema, so a model can neither see
@@ -83,7 +80,7 @@ pub struct CallOptions {
     pub context: CallContext,
     /// Tighter limits for this call: each knob is the smaller of this and the
     /// tool's own limits (host defaults, then its plugin's policy). It can
-    /// never raise a limit; see [`limits::effective`](crate::limits::effective).
+    /// never raise a limit; see [`limits::effective`](corral_sandbox::effective).
     pub limits: Option<Limits>,
     /// Receives the guest's `progress` messages as `(tool, message)`.
     pub progress: Option<ProgressSink>,

@@ -28,7 +28,8 @@ use crate::error::{HostError, LoadError};
 use crate::loader::{self, Described, LoadContext};
 use crate::registry::{Builtin, Registry, Tool};
 use crate::resolver::{self, ResolveEnv};
-use crate::spec::{ToolMetadata, ToolSpec};
+use crate::spec::ToolSpec;
+use corral_sandbox::ToolMetadata;
 
 /// The tools a host serves at one moment.
 #[derive(Debug)]
@@ -153,17 +154,30 @@ impl ReloadReport {
     }
 }
 
-/// Builds the next catalog from the plugin directory.
+/// What building a catalog needs beyond loading its plugins.
+pub(crate) struct CatalogInputs<'a> {
+    /// `tool_search`, tool groups and the selection of served tools.
+    pub discovery: &'a crate::discovery::Discovery,
+    /// Tools the host's configuration gates (the `approval-gated`
+    /// permission of tool groups asks the one gate rule with them).
+    pub required: &'a std::collections::BTreeSet<String>,
+    /// Counts the per-tool runtime states alive.
+    pub states: &'a crate::resilience::state::StateCount,
+}
+
+/// Builds the next catalog from the plugin directory: loads its plugins
+/// (`ctx`), then resolves, selects and indexes their tools (`inputs`).
 ///
 /// # Errors
 /// [`HostError::PluginDir`] when the directory cannot be listed.
 pub(crate) async fn load(
     ctx: &LoadContext<'_>,
+    inputs: &CatalogInputs<'_>,
     previous: Option<&Catalog>,
 ) -> Result<(Catalog, Vec<PathBuf>), HostError> {
     let started = Instant::now();
     let files = match ctx.plugin_dir {
-        Some(dir) => crate::files::plugin_files(dir)?,
+        Some(dir) => crate::loader::plugin_files(dir)?,
         None => Vec::new(),
     };
     let empty = BTreeMap::new();
@@ -195,10 +209,10 @@ pub(crate) async fn load(
     let env = ResolveEnv {
         previous: previous.map(|c| &c.registry),
         switches: &ctx.limits.switches,
-        required: ctx.required,
+        required: inputs.required,
         limits: &ctx.limits.call,
         pool: &ctx.limits.pool,
-        states: ctx.states,
+        states: inputs.states,
     };
     let (mut registry, resolve_errors) = loop {
         let mut ordered = described.clone();
@@ -234,7 +248,7 @@ pub(crate) async fn load(
     let plan = plan_tool_spec();
     let facts = env.facts_of_own(&plan);
     registry.add_builtin(plan, Builtin::Plan, facts);
-    if ctx.discovery.tool_search {
+    if inputs.discovery.tool_search {
         let search = crate::discovery::search::spec();
         let facts = env.facts_of_own(&search);
         registry.add_builtin(search, Builtin::Search, facts);
@@ -255,17 +269,17 @@ pub(crate) async fn load(
         }
     }
     let (groups, group_errors) =
-        crate::discovery::groups::apply(ctx.plugin_dir, &mut registry, &ctx.discovery.selection);
+        crate::discovery::groups::apply(ctx.plugin_dir, &mut registry, &inputs.discovery.selection);
     load_errors.extend(group_errors);
     let graph = reject_cycles(&mut registry, &mut load_errors);
     let (facades, facade_errors) =
-        crate::discovery::disclosure::build(ctx.discovery.disclosure, ctx.plugin_dir, &registry);
+        crate::discovery::disclosure::build(inputs.discovery.disclosure, ctx.plugin_dir, &registry);
     load_errors.extend(facade_errors);
     for err in &load_errors {
         // One line each: a reason may quote a guest's output.
         tracing::error!(
             "plugin not loaded: {}",
-            crate::text::escape_line(&err.to_string())
+            corral_names::text::escape_line(&err.to_string())
         );
     }
     load_errors.extend(kept_errors);
@@ -361,15 +375,14 @@ fn reject_cycles(registry: &mut Registry, errors: &mut Vec<LoadError>) -> ToolGr
 
 /// The built-in `execute_tool_plan` spec.
 fn plan_tool_spec() -> ToolSpec {
+    let mut metadata = ToolMetadata::new("builtin");
+    metadata.keywords = vec!["plan".into(), "batch".into(), "parallel".into()];
+    metadata.version = env!("CARGO_PKG_VERSION").into();
     ToolSpec {
         name: PLAN_TOOL.to_string(),
         description: Plan::DESCRIPTION.to_string(),
         parameters: Plan::schema(),
         output_schema: None,
-        metadata: ToolMetadata {
-            keywords: vec!["plan".into(), "batch".into(), "parallel".into()],
-            version: env!("CARGO_PKG_VERSION").into(),
-            ..ToolMetadata::new("builtin")
-        },
+        metadata,
     }
 }

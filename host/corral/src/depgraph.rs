@@ -138,7 +138,7 @@ impl ToolGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::ToolMetadata;
+    use corral_sandbox::ToolMetadata;
 
     fn spec(name: &str, deps: &[&str]) -> ToolSpec {
         ToolSpec {
@@ -146,9 +146,10 @@ mod tests {
             description: "d".into(),
             parameters: serde_json::json!({"type": "object"}),
             output_schema: None,
-            metadata: ToolMetadata {
-                depends_on: deps.iter().map(|d| d.to_string()).collect(),
-                ..ToolMetadata::new("")
+            metadata: {
+                let mut metadata = ToolMetadata::new("");
+                metadata.depends_on = deps.iter().map(|d| d.to_string()).collect();
+                metadata
             },
         }
     }

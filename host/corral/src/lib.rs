@@ -29,8 +29,6 @@
 
 mod approval;
 mod audit;
-mod bindings;
-mod cache;
 mod call;
 mod call_metrics;
 mod caps;
@@ -39,32 +37,27 @@ mod compose;
 mod context;
 mod depgraph;
 mod discovery;
-mod engine;
 mod error;
-mod files;
-mod foreign;
 mod health;
 mod host;
-mod limits;
+mod inspect;
 mod loader;
 mod lock;
 mod manifest;
 mod names;
+mod plugin;
 mod policy;
 #[cfg(test)]
 mod proptests;
 mod registry;
 mod resilience;
 mod resolver;
-mod sandbox;
 mod schema;
 mod secrets;
 mod signature;
 mod spec;
 mod stages;
-mod text;
 mod watch;
-mod whole_file;
 
 pub use approval::console::ConsoleReviewer;
 pub use approval::rules::{RULES_VERSION, RulesError, RulesReviewer};
@@ -74,7 +67,6 @@ pub use approval::{
     ReviewFuture, ReviewRequest, Reviewer, requires_approval,
 };
 pub use audit::{AuditError, AuditLog, AuditRecord, CallRecord, mask as mask_fields};
-pub use cache::{CacheOutcome, ComponentCache};
 pub use call::{CallContext, CallOptions, CallOutput, ProgressSink, ToolResult};
 pub use caps::{DescribeCaps, DescribeOverrides};
 pub use catalog::{Catalog, ReloadReport};
@@ -84,24 +76,34 @@ pub use compose::plan::graph::Graph as PlanGraph;
 pub use compose::plan::{Plan, PlanError, PlanLimits, Step};
 pub use compose::{CallFuture, Caller};
 pub use context::ContextPolicy;
+pub use corral_sandbox::DEFAULT_MAX_PLUGIN_BYTES;
+pub use corral_sandbox::{CacheOutcome, ComponentCache};
+pub use corral_sandbox::{CallError, ComponentError};
+pub use corral_sandbox::{EPOCH_TICK, Engine};
+pub use corral_sandbox::{Import as ComponentImport, Skipped as SkippedExport};
+pub use corral_sandbox::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata};
+pub use corral_sandbox::{
+    LimitOverrides, Limits, LimitsError, PoolConfig, effective as effective_limits,
+};
+pub use corral_sandbox::{
+    MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, ResolveFuture, Resolver, SLICE_TICKS, SystemResolver,
+    internal_range,
+};
 pub use depgraph::ToolGraph;
 pub use discovery::one_shot::{LOOP_ID_KEY, LOOP_TTL, MAX_LOOPS};
 pub use discovery::search::{DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT, MAX_LIMIT as SEARCH_MAX_LIMIT};
 pub use discovery::{
     DISCLOSURE_FILE, DisclosureMode, Facade, Facades, GROUPS_FILE, Permission, Selection, ToolGroup,
 };
-pub use engine::{EPOCH_TICK, Engine};
-pub use error::{CallError, HostError, LoadError, LoadErrorReason};
-pub use files::{DEFAULT_MAX_PLUGIN_BYTES, plugin_files};
-pub use foreign::report::{InspectedTool, Inspection};
-pub use foreign::{Import as ComponentImport, Skipped as SkippedExport};
+pub use error::{HostError, LoadError, LoadErrorReason};
 pub use health::{HealthReport, HealthStatus, ToolHealth};
 pub use host::{Host, HostBuilder};
-pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective as effective_limits};
-pub use loader::Plugin;
+pub use inspect::{InspectedTool, Inspection};
+pub use loader::plugin_files;
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedPlugin};
 pub use manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
 pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
+pub use plugin::Plugin;
 pub use policy::{
     Credential, DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy,
     PolicyError, ValuePart, policy_path, policy_path_in, requested_policy_path,
@@ -112,23 +114,22 @@ pub use resilience::{
     HealthThresholds, Per, RateLimitConfig, ResiliencePolicy, ResilienceSwitches, ResilienceTable,
     RetryConfig, RuntimeStats, ToolResilience,
 };
-pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};
-pub use sandbox::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, SLICE_TICKS};
 pub use secrets::{SecretError, SecretStore};
+#[cfg(feature = "signatures")]
 pub use signature::{
-    BUNDLE_MEDIA_TYPE, Identity, OciEvidence, PublicKey, SIGNATURE_ANNOTATION,
-    SIGNATURE_MEDIA_TYPE, SignatureError, Signed, SigningKey, Trust, TrustedRoot,
-    blob_signature_path, bundle_path, key_bundle, oci_evidence_path, payload_digest,
-    simple_signing_payload, verify_file, verifying_key,
+    BUNDLE_MEDIA_TYPE, OciEvidence, PublicKey, SIGNATURE_ANNOTATION, SIGNATURE_MEDIA_TYPE,
+    SignatureError, SigningKey, Trust, TrustedRoot, blob_signature_path, bundle_path, key_bundle,
+    oci_evidence_path, payload_digest, simple_signing_payload, verify_file, verifying_key,
 };
-pub use spec::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata, ToolSpec};
+pub use signature::{Identity, Signed};
+pub use spec::ToolSpec;
 pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation, SPAN_TARGET};
 pub use watch::{DEBOUNCE, MAX_RELOAD_DELAY, REWATCH_POLL, Watcher};
 
 /// The rules for untrusted text: which characters guest text may carry,
 /// and how it is shown on a terminal (see the module docs).
 pub mod untrusted_text {
-    pub use crate::text::{check, escape, escape_json, escape_line, is_forbidden, truncate};
+    pub use corral_names::text::{check, escape, escape_json, escape_line, is_forbidden, truncate};
 }
 
 /// Internals the fuzz targets drive directly. Not part of the API: no
@@ -136,7 +137,8 @@ pub mod untrusted_text {
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::compose::plan::reference::{Output, Reference, find, substitute};
-    pub use crate::foreign::value::round_trip as value_round_trip;
     pub use crate::schema::{compile_parameters, problems as schema_problems};
+    #[cfg(feature = "signatures")]
     pub use crate::signature::check_evidence;
+    pub use corral_sandbox::__fuzz::value_round_trip;
 }

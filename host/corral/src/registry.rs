@@ -9,10 +9,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::compose::pipeline::Pipeline;
-use crate::limits::Limits;
-use crate::loader::Plugin;
+use crate::plugin::Plugin;
 use crate::resilience::state::ToolState;
 use crate::spec::ToolSpec;
+use corral_sandbox::Limits;
 
 /// A spec that passed every resolver rule, with its compiled schemas.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ pub struct Tool {
     /// catalog is built ([`approval::requires_approval`](crate::approval::requires_approval)).
     gated: bool,
     /// A plugin tool's limits before any per-call override
-    /// ([`limits::effective`](crate::limits::effective)), checked against the
+    /// ([`limits::effective`](corral_sandbox::effective)), checked against the
     /// pool when the catalog is built; `None` for pipelines and built-ins.
     limits: Option<Limits>,
 }
@@ -128,7 +128,7 @@ impl Tool {
 
     /// The limits a call of this plugin tool runs under before any per-call
     /// override: the host's defaults with the plugin's policy applied
-    /// ([`limits::effective`](crate::limits::effective)), computed once
+    /// ([`limits::effective`](corral_sandbox::effective)), computed once
     /// when the catalog was built. `None` for a pipeline or a built-in,
     /// whose steps each have their own.
     pub fn limits(&self) -> Option<&Limits> {

@@ -26,19 +26,20 @@ use std::sync::Arc;
 use crate::caps::DescribeCaps;
 use crate::compose::pipeline::Pipeline;
 use crate::error::{LoadError, LoadErrorReason};
-use crate::limits::{Limits, PoolConfig};
-use crate::loader::Plugin;
 use crate::names::check_name;
+use crate::plugin::Plugin;
 use crate::registry::{Checked, Facts, Provider, Registry, Tool};
 use crate::resilience::config::{ResilienceSwitches, ToolResilience};
 use crate::resilience::limiter::Limiter;
 use crate::resilience::state::{Identity, StateCount, ToolState, plugin_limiter};
-use crate::spec::{RawSpec, ToolSpec};
+use crate::spec::ToolSpec;
+use corral_sandbox::RawSpec;
+use corral_sandbox::{Limits, PoolConfig};
 
 /// Validates one spec under `caps` and compiles its schemas.
 pub(crate) fn check_spec(raw: RawSpec, caps: &DescribeCaps) -> Result<Checked, LoadErrorReason> {
     let invalid = |problem: String| LoadErrorReason::InvalidSpec {
-        tool: crate::text::escape(&raw.name).into_owned(),
+        tool: corral_names::text::escape(&raw.name).into_owned(),
         problem,
     };
     check_name(&raw.name).map_err(invalid)?;
@@ -56,10 +57,10 @@ pub(crate) fn check_spec(raw: RawSpec, caps: &DescribeCaps) -> Result<Checked, L
         ("the version", m.version.as_str()),
     ];
     for (field, value) in texts {
-        crate::text::check(field, value).map_err(invalid)?;
+        corral_names::text::check(field, value).map_err(invalid)?;
     }
     for keyword in &m.keywords {
-        crate::text::check("a keyword", keyword).map_err(invalid)?;
+        corral_names::text::check("a keyword", keyword).map_err(invalid)?;
     }
     if m.priority > 100 {
         return Err(invalid(format!(
@@ -73,8 +74,8 @@ pub(crate) fn check_spec(raw: RawSpec, caps: &DescribeCaps) -> Result<Checked, L
     }
     let (schema, validator) =
         crate::schema::compile_parameters(&raw.parameters).map_err(invalid)?;
-    for (pointer, value) in crate::text::json_strings(&schema) {
-        crate::text::check(&format!("the parameters schema at `{pointer}`"), value)
+    for (pointer, value) in crate::schema::json_strings(&schema) {
+        corral_names::text::check(&format!("the parameters schema at `{pointer}`"), value)
             .map_err(invalid)?;
     }
     let (output_schema, output) = match &raw.output_schema {
@@ -90,8 +91,8 @@ pub(crate) fn check_spec(raw: RawSpec, caps: &DescribeCaps) -> Result<Checked, L
                 .into_reason());
             }
             let (schema, validator) = crate::schema::compile_output(text).map_err(invalid)?;
-            for (pointer, value) in crate::text::json_strings(&schema) {
-                crate::text::check(&format!("the output schema at `{pointer}`"), value)
+            for (pointer, value) in crate::schema::json_strings(&schema) {
+                corral_names::text::check(&format!("the output schema at `{pointer}`"), value)
                     .map_err(invalid)?;
             }
             (Some(schema), Some(validator))
@@ -174,7 +175,7 @@ pub(crate) fn resolve(
             path: plugin.path().to_path_buf(),
             reason,
         };
-        let limits = crate::limits::effective(env.limits, &plugin.policy().limits, None);
+        let limits = corral_sandbox::effective(env.limits, &plugin.policy().limits, None);
         if let Err(err) = limits.validate(env.pool) {
             errors.push(fail(LoadErrorReason::Policy(format!(
                 "{}: [limits]: {err}",
@@ -232,7 +233,7 @@ pub(crate) fn add_pipelines(
             description: pipeline.description.clone(),
             parameters: pipeline.parameters.to_string(),
             output_schema: None,
-            metadata: crate::spec::ToolMetadata::new("pipeline"),
+            metadata: corral_sandbox::ToolMetadata::new("pipeline"),
         };
         let checked = match check_spec(raw, caps) {
             Ok(checked) => checked,
@@ -286,7 +287,7 @@ fn rename_hint(name: &str, room: usize) -> String {
     format!(
         "a policy renames it without rebuilding: `[presentation]` \
          `rename = {{ \"{}\" = \"{shorter}\" }}` (at most {room} characters)",
-        crate::text::escape(name)
+        corral_names::text::escape(name)
     )
 }
 
@@ -417,7 +418,7 @@ mod tests {
             description: description.into(),
             parameters: r#"{"type":"object"}"#.into(),
             output_schema: None,
-            metadata: crate::spec::ToolMetadata::new(""),
+            metadata: corral_sandbox::ToolMetadata::new(""),
         }
     }
 

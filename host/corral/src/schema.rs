@@ -104,6 +104,32 @@ pub fn problems(validator: &jsonschema::Validator, value: &Value) -> Result<(), 
     }
 }
 
+/// Every string in a JSON value (object keys included), with a JSON pointer
+/// to where it is, for checking a schema's text ([`corral_names::text::check`]).
+pub(crate) fn json_strings(value: &serde_json::Value) -> Vec<(String, &str)> {
+    fn walk<'a>(value: &'a serde_json::Value, at: String, out: &mut Vec<(String, &'a str)>) {
+        match value {
+            serde_json::Value::String(s) => out.push((at, s)),
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, format!("{at}/{i}"), out);
+                }
+            }
+            serde_json::Value::Object(map) => {
+                for (key, item) in map {
+                    let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+                    out.push((here.clone(), key));
+                    walk(item, here, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, String::new(), &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +158,14 @@ mod tests {
         assert!(found[0].starts_with("`/n`:"), "{found:?}");
         let root = problems(&validator, &serde_json::json!([])).unwrap_err();
         assert!(root[0].starts_with("`(root)`:"), "{root:?}");
+    }
+
+    #[test]
+    fn strings_of_a_schema_carry_their_pointer() {
+        let schema = serde_json::json!({"properties": {"a/b": {"description": "d"}}});
+        let found = json_strings(&schema);
+        assert!(found.contains(&("/properties/a~1b/description".to_string(), "d")));
+        assert!(found.contains(&("/properties/a~1b".to_string(), "a/b")));
     }
 }
 

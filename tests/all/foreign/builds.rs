@@ -6,7 +6,7 @@
 //! no tool). A component of the async ABI generation is refused, saying
 //! why; a name too long once shown is reported with the rename that fixes it.
 
-use corral::{CallError, LoadErrorReason};
+use corral::{CallError, ComponentError, LoadErrorReason};
 use serde_json::json;
 
 use super::{call, host};
@@ -159,7 +159,7 @@ async fn a_component_of_the_async_abi_is_refused_saying_why() {
     let host = host(dir.path()).await;
     let errors = host.load_errors();
     assert!(
-        matches!(&errors[..], [e] if matches!(e.reason, LoadErrorReason::AsyncAbi(_))),
+        matches!(&errors[..], [e] if matches!(e.reason, LoadErrorReason::Component(ComponentError::AsyncAbi(_)))),
         "{errors:?}"
     );
     let text = errors[0].to_string();

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use corral::{DescribeCaps, Host, Limits, LoadErrorReason};
+use corral::{ComponentError, DescribeCaps, Host, Limits, LoadErrorReason};
 
 use crate::support::{
     BIG_STATIC, DESCRIBE_RECURSE, DESCRIBE_SLEEP, DESCRIBE_SPIN, ESCAPE_DESCRIBE, FLOOD_DESCRIBE,
@@ -215,7 +215,10 @@ async fn a_one_gib_static_is_refused_before_guest_code_runs() {
     // refuses it when compiling: no instance, no guest code.
     let (message, reason) = only_error(BIG_STATIC).await;
     assert!(
-        matches!(reason, LoadErrorReason::MemoryTooLarge(_)),
+        matches!(
+            reason,
+            LoadErrorReason::Component(ComponentError::MemoryTooLarge(_))
+        ),
         "{message}"
     );
     assert!(message.contains("more linear memory than"), "{message}");

@@ -13,7 +13,7 @@ use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-/// `corral:tool/plugin@0.1.0`, as the host binds it (`host/corral/src/bindings.rs`).
+/// `corral:tool/plugin@0.1.0`, as the host binds it (`host/corral-sandbox/src/bindings.rs`).
 #[allow(missing_docs)]
 mod v1 {
     wasmtime::component::bindgen!({

@@ -41,8 +41,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use serde::Serialize;
-use serde_json::Value;
+pub use corral_sandbox::{Gate, ReviewRequest};
 
 /// Whether calls of the tool `spec` pass the declared gate. This is the one
 /// rule; the call path, `corral list`/`describe`, MCP annotations
@@ -105,105 +104,6 @@ impl ApprovalDecision {
             Self::Edit(_) => "edit",
             Self::Defer => "deferred",
         }
-    }
-}
-
-/// Which gate asked for a review.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Gate {
-    /// The tool requires approval (spec or configuration); asked before the
-    /// sandbox starts.
-    Declared,
-    /// The guest called `host.request-approval` during the call.
-    Requested,
-}
-
-impl fmt::Display for Gate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Declared => "declared",
-            Self::Requested => "requested",
-        })
-    }
-}
-
-/// What a reviewer is asked to decide.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ReviewRequest {
-    /// Which gate asked.
-    pub gate: Gate,
-    /// The tool being called.
-    pub tool: String,
-    /// The plugin (file stem) that provides it; `pipelines` for a pipeline,
-    /// `corral` for a built-in.
-    pub plugin: String,
-    /// Lowercase hex sha256 of the plugin's component; empty for pipelines and
-    /// built-ins.
-    pub plugin_sha256: String,
-    /// For [`Gate::Declared`], the tool's description; for
-    /// [`Gate::Requested`], what the guest says it is about to do.
-    pub description: String,
-    /// The call's arguments (after validation against the schema).
-    pub arguments: Value,
-    /// How long the reviewer has before the decision becomes deny.
-    #[serde(skip)]
-    pub timeout: Duration,
-}
-
-impl ReviewRequest {
-    /// A rendering for a person. What the plugin supplied (the description,
-    /// or the guest's request text) comes first, every line quoted with `│`;
-    /// then, under a rule of their own, the facts corral knows: tool, plugin
-    /// and digest, gate, arguments. Every character that could drive a
-    /// terminal is shown as an escape ([`crate::untrusted_text::escape`]), so
-    /// no guest text can erase, recolor or impersonate the host's lines.
-    /// Several lines, no trailing newline.
-    pub fn render(&self) -> String {
-        let quoted: Vec<String> = crate::text::escape(&self.description)
-            .lines()
-            .map(|line| format!("  │ {line}"))
-            .collect();
-        let args = serde_json::to_string_pretty(&self.arguments)
-            .unwrap_or_else(|_| self.arguments.to_string());
-        let args = crate::text::escape_json(&args);
-        let sha = if self.plugin_sha256.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (sha256 {}…)",
-                &self.plugin_sha256[..12.min(self.plugin_sha256.len())]
-            )
-        };
-        let (says, gate) = match self.gate {
-            Gate::Declared => (
-                "the tool's description",
-                "declared: the tool requires approval for every call",
-            ),
-            Gate::Requested => (
-                "the plugin asks, in its own words",
-                "requested by the plugin during the call",
-            ),
-        };
-        let args = args
-            .lines()
-            .enumerate()
-            .map(|(i, line)| {
-                if i == 0 {
-                    line.to_string()
-                } else {
-                    format!("           {line}")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        format!(
-            "{says}:\n{}\n── from corral (not the plugin) ──\ntool:      {}\nplugin:    {}{sha}\n\
-             gate:      {gate}\narguments: {args}",
-            quoted.join("\n"),
-            crate::text::escape(&self.tool),
-            crate::text::escape(&self.plugin),
-        )
     }
 }
 
@@ -343,7 +243,10 @@ mod tests {
             timeout: DEFAULT_REVIEW_TIMEOUT,
         };
         let text = request.render();
-        assert!(!text.chars().any(crate::text::is_forbidden), "{text:?}");
+        assert!(
+            !text.chars().any(corral_names::text::is_forbidden),
+            "{text:?}"
+        );
         assert!(text.contains("\\u{1b}[2K"), "{text}");
         // The guest's fake facts stay inside its quoted block, before the
         // host's rule; the host's lines come after it.

@@ -123,7 +123,7 @@ impl StandingApprovals {
     pub fn file(path: impl Into<PathBuf>) -> Result<Self, StandingError> {
         let path = path.into();
         if let Ok(lock) = Lock::take(&path) {
-            crate::whole_file::sweep_locked(lock.dir(), lock.name());
+            corral_sandbox::whole_file::sweep_locked(lock.dir(), lock.name());
         }
         Self::open(path, false)
     }
@@ -287,7 +287,7 @@ fn save(path: &Path, key: (String, String), entry: Entry) -> std::io::Result<(En
         std::fs::create_dir_all(dir)?;
     }
     let lock = Lock::take(path)?;
-    crate::whole_file::sweep_locked(lock.dir(), lock.name());
+    corral_sandbox::whole_file::sweep_locked(lock.dir(), lock.name());
     let (mut entries, _) = read(path).map_err(std::io::Error::other)?;
     entries.insert(key, entry);
     let file = File {
@@ -295,7 +295,11 @@ fn save(path: &Path, key: (String, String), entry: Entry) -> std::io::Result<(En
         approvals: entries.values().cloned().collect(),
     };
     let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
-    crate::whole_file::write_whole(path, text.as_bytes(), crate::whole_file::Sync::Data)?;
+    corral_sandbox::whole_file::write_whole(
+        path,
+        text.as_bytes(),
+        corral_sandbox::whole_file::Sync::Data,
+    )?;
     let stamp = stamp(path);
     drop(lock);
     Ok((entries, stamp))

@@ -43,7 +43,7 @@ use super::plan::reference::{self, Output};
 use super::{Caller, output_of};
 use crate::call::{CallOptions, CallOutput};
 use crate::error::{CallError, LoadError, LoadErrorReason};
-use crate::spec::ReturnBehavior;
+use corral_sandbox::ReturnBehavior;
 
 /// The file, in the plugin directory, that defines pipelines.
 pub const PIPELINES_FILE: &str = "pipelines.json";
@@ -109,7 +109,11 @@ pub(crate) fn read(dir: &Path) -> Result<Vec<Pipeline>, LoadError> {
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(fail(LoadErrorReason::Io(err.to_string()))),
+        Err(err) => {
+            return Err(fail(
+                corral_sandbox::ComponentError::Io(err.to_string()).into(),
+            ));
+        }
     };
     let file: File = serde_json::from_str(&text).map_err(|err| {
         fail(LoadErrorReason::InvalidPipelines(format!(

@@ -332,12 +332,12 @@ fn read(path: &Path, registry: &Registry) -> Result<Vec<Facade>, String> {
                 "a served tool is called `{name}` too; rename the facade"
             )));
         }
-        crate::text::check(
+        corral_names::text::check(
             &format!("the description of facade `{name}`"),
             &facade.description,
         )?;
         if let Some(notes) = &facade.usage_notes {
-            crate::text::check(&format!("the usage notes of facade `{name}`"), notes)?;
+            corral_names::text::check(&format!("the usage notes of facade `{name}`"), notes)?;
         }
         let mut globs = globset::GlobSetBuilder::new();
         for pattern in &facade.tools {

@@ -153,7 +153,7 @@ impl Rules {
                     .map_err(|e| format!("group `{name}`: tool_regex `{r}` does not compile: {e}"))
             })
             .collect::<Result<_, _>>()?;
-        crate::text::check(
+        corral_names::text::check(
             &format!("the description of group `{name}`"),
             &raw.description,
         )?;

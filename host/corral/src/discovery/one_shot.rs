@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use crate::call::{CallOptions, CallOutput};
 use crate::registry::Tool;
-use crate::spec::ReturnBehavior;
+use corral_sandbox::ReturnBehavior;
 
 /// The call context key that names the agent loop.
 pub const LOOP_ID_KEY: &str = "loop_id";

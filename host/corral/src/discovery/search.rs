@@ -21,7 +21,8 @@ use serde_json::{Value, json};
 
 use crate::names::SEARCH_TOOL;
 use crate::registry::{Provider, Tool};
-use crate::spec::{ToolMetadata, ToolSpec};
+use crate::spec::ToolSpec;
+use corral_sandbox::ToolMetadata;
 
 /// Results of a free-text query when the call gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 10;
@@ -32,6 +33,10 @@ const SUMMARY_CHARS: usize = 160;
 
 /// The built-in `tool_search` spec: `{"query": string, "limit"?: 1..=50}`.
 pub(crate) fn spec() -> ToolSpec {
+    let mut metadata = ToolMetadata::new("builtin");
+    metadata.keywords = vec!["search".into(), "discover".into(), "tools".into()];
+    metadata.version = env!("CARGO_PKG_VERSION").into();
+    metadata.idempotent = true;
     ToolSpec {
         name: SEARCH_TOOL.to_string(),
         description: "Finds tools this server offers beyond the ones listed. Query forms: \
@@ -61,13 +66,7 @@ pub(crate) fn spec() -> ToolSpec {
             "additionalProperties": false
         }),
         output_schema: None,
-        metadata: ToolMetadata {
-            category: "builtin".into(),
-            keywords: vec!["search".into(), "discover".into(), "tools".into()],
-            version: env!("CARGO_PKG_VERSION").into(),
-            idempotent: true,
-            ..ToolMetadata::new("builtin")
-        },
+        metadata,
     }
 }
 

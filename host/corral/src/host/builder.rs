@@ -15,21 +15,21 @@ use crate::approval::Reviewer;
 use crate::approval::gate::Gatekeeper;
 use crate::approval::standing::StandingApprovals;
 use crate::audit::AuditLog;
-use crate::cache::ComponentCache;
 use crate::call::CallContext;
 use crate::caps::DescribeCaps;
 use crate::catalog;
 use crate::compose::plan::PlanLimits;
 use crate::context::{ContextConfig, ContextPolicy};
 use crate::discovery::Discovery;
-use crate::engine::Engine;
 use crate::error::HostError;
-use crate::limits::{Limits, PoolConfig};
 use crate::loader::{LoadContext, LoadLimits};
 use crate::resilience::ResilienceSwitches;
-use crate::sandbox;
-use crate::sandbox::http::{Resolver, SystemResolver};
 use crate::stages::{CallEnv, DispatchService, PluginDispatch};
+use corral_sandbox as sandbox;
+use corral_sandbox::ComponentCache;
+use corral_sandbox::Engine;
+use corral_sandbox::{Limits, PoolConfig};
+use corral_sandbox::{Resolver, SystemResolver};
 
 /// Wraps the dispatch service in one layer.
 type LayerFn = Arc<dyn Fn(DispatchService) -> DispatchService + Send + Sync>;
@@ -105,7 +105,7 @@ impl Default for HostBuilder {
             resolver: Arc::new(SystemResolver),
             discovery: Discovery::default(),
             any_component: true,
-            max_plugin_bytes: crate::files::DEFAULT_MAX_PLUGIN_BYTES,
+            max_plugin_bytes: corral_sandbox::DEFAULT_MAX_PLUGIN_BYTES,
             serve_while_compiling: false,
             trust: crate::signature::Trust::default(),
             secrets: None,
@@ -136,7 +136,7 @@ impl HostBuilder {
 
     /// The default limits of every call; a plugin's policy may change them
     /// within [`HostBuilder::max_limits`] (see
-    /// [`limits::effective`](crate::limits::effective)).
+    /// [`limits::effective`](corral_sandbox::effective)).
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -400,12 +400,13 @@ impl HostBuilder {
             pool: self.pool,
             any_component: self.any_component,
             max_plugin_bytes: self.max_plugin_bytes,
-            max: Limits {
-                fuel: max.fuel.max(self.limits.fuel),
-                timeout_ms: max.timeout_ms.max(self.limits.timeout_ms),
-                memory_bytes: max.memory_bytes.min(self.pool.max_memory_bytes),
-                output_bytes: max.output_bytes.max(self.limits.output_bytes),
-                ..max
+            max: {
+                let mut raised = max;
+                raised.fuel = max.fuel.max(self.limits.fuel);
+                raised.timeout_ms = max.timeout_ms.max(self.limits.timeout_ms);
+                raised.memory_bytes = max.memory_bytes.min(self.pool.max_memory_bytes);
+                raised.output_bytes = max.output_bytes.max(self.limits.output_bytes);
+                raised
             },
         };
         let permits = Arc::new(tokio::sync::Semaphore::new(
@@ -423,12 +424,14 @@ impl HostBuilder {
                 policy_dir: self.policy_dir.as_deref(),
                 limits: load_limits,
                 permits: &permits,
-                discovery: &discovery,
-                required: &self.required,
-                states: &states,
                 secrets: self.secrets.as_ref(),
                 defer_uncached: self.serve_while_compiling,
                 trust: &self.trust,
+            },
+            &catalog::CatalogInputs {
+                discovery: &discovery,
+                required: &self.required,
+                states: &states,
             },
             None,
         )

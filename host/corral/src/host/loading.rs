@@ -12,6 +12,7 @@ impl HostBuilder {
     /// A policy's `[integrity] signed_by` names its plugin's keys itself.
     /// Default: no keys, nothing required.
     #[must_use]
+    #[cfg(feature = "signatures")]
     pub fn trust(mut self, trust: crate::signature::Trust) -> Self {
         self.trust = trust;
         self
@@ -32,7 +33,7 @@ impl HostBuilder {
     }
 
     /// The plugin size cap, in bytes: a larger `*.wasm` file fails to load
-    /// (before it is read) with [`LoadErrorReason::TooLarge`](crate::LoadErrorReason::TooLarge),
+    /// (before it is read) with [`ComponentError::TooLarge`](crate::ComponentError::TooLarge),
     /// and the distribution client refuses a larger layer before writing it.
     /// Default: [`DEFAULT_MAX_PLUGIN_BYTES`](crate::DEFAULT_MAX_PLUGIN_BYTES)
     /// (256 MiB).

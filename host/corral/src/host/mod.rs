@@ -16,20 +16,20 @@ use wasmtime::component::Linker;
 
 pub use builder::HostBuilder;
 
-use crate::cache::ComponentCache;
 use crate::call::CallOptions;
 use crate::catalog::{self, Catalog, ReloadReport};
 use crate::compose::plan::{PLAN_TOOL, Plan};
 use crate::compose::{CallFuture, Caller};
 use crate::context::ContextPolicy;
-use crate::engine::Engine;
 use crate::error::{CallError, HostError, LoadError};
-use crate::limits::Limits;
 use crate::loader::{LoadContext, LoadLimits};
 use crate::registry::Tool;
-use crate::sandbox::SandboxState;
 use crate::spec::ToolSpec;
 use crate::stages::CallEnv;
+use corral_sandbox::ComponentCache;
+use corral_sandbox::Engine;
+use corral_sandbox::Limits;
+use corral_sandbox::SandboxState;
 
 /// A loaded set of sandboxed tools.
 ///
@@ -153,12 +153,14 @@ impl Host {
                 policy_dir: self.inner.policy_dir.as_deref(),
                 limits: self.inner.load_limits,
                 permits: &self.inner.permits,
-                discovery: &self.inner.discovery,
-                required: &self.inner.env.required,
-                states: &self.inner.states,
                 secrets: self.inner.secrets.as_ref(),
                 defer_uncached: false,
                 trust: &self.inner.trust,
+            },
+            &catalog::CatalogInputs {
+                discovery: &self.inner.discovery,
+                required: &self.inner.env.required,
+                states: &self.inner.states,
             },
             Some(&previous),
         )
@@ -247,7 +249,7 @@ impl Host {
     /// A [`LoadError`](crate::LoadError) when it is not a component, does not
     /// compile, or its WIT cannot be decoded.
     pub fn inspect(&self, path: &std::path::Path) -> Result<crate::Inspection, crate::LoadError> {
-        crate::foreign::report::inspect(
+        crate::inspect::inspect(
             &self.inner.engine,
             &self.inner.linker,
             &self.inner.cache,
@@ -263,7 +265,7 @@ impl Host {
 
     /// The limits calls of `tool` run under before any per-call override:
     /// the host's defaults with its plugin's policy applied
-    /// ([`limits::effective`](crate::limits::effective)). `None` for an
+    /// ([`limits::effective`](corral_sandbox::effective)). `None` for an
     /// unknown tool, a pipeline or a built-in, whose steps each have their
     /// own.
     pub fn tool_limits(&self, tool: &str) -> Option<Limits> {

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use super::Inputs;
 use crate::error::LoadErrorReason;
-use crate::limits::Limits;
 use crate::policy::Policy;
-use crate::signature::{Identity, PublicKey, Signed};
+use crate::signature::Signed;
+use corral_sandbox::Limits;
 
 /// The file's digest against the directory's lock, if it is locked.
 pub(super) fn lock(inputs: &Inputs, path: &Path, sha256: &str) -> Result<(), LoadErrorReason> {
@@ -40,6 +40,34 @@ pub(super) fn integrity(
             policy: policy.path.clone(),
         });
     }
+    signature(policy, path, bytes, sha256, trust)
+}
+
+/// The signature check without the `signatures` feature: nothing can be
+/// verified, so a plugin whose policy names signers does not load (a host
+/// cannot require signatures without the feature).
+#[cfg(not(feature = "signatures"))]
+fn signature(
+    policy: &Policy,
+    path: &Path,
+    _bytes: &[u8],
+    _sha256: &str,
+    _trust: &crate::signature::Trust,
+) -> Result<Option<Signed>, LoadErrorReason> {
+    let required = !policy.signed_by.is_empty() || !policy.identities.is_empty();
+    crate::signature::check(path, required).map_err(LoadErrorReason::Signature)
+}
+
+/// The signature against the policy's signers or the host's trust.
+#[cfg(feature = "signatures")]
+fn signature(
+    policy: &Policy,
+    path: &Path,
+    bytes: &[u8],
+    sha256: &str,
+    trust: &crate::signature::Trust,
+) -> Result<Option<Signed>, LoadErrorReason> {
+    use crate::signature::{Identity, PublicKey};
     // The policy's signers, when it names some, are the ones that count.
     let own: Vec<PublicKey> = policy
         .signed_by
@@ -92,6 +120,7 @@ pub(super) fn integrity(
 /// them, or, when the host requires signatures, only those the host also
 /// trusts (a policy narrows the host's trust, it never widens it: an
 /// accepted policy a publisher wrote cannot name its own key).
+#[cfg(feature = "signatures")]
 pub(super) fn narrowed<T, K: PartialEq>(
     own: Vec<T>,
     host: &[T],

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use super::Plugin;
-use crate::engine::Engine;
 use crate::error::LoadErrorReason;
-use crate::sandbox::grants::Grants;
-use crate::sandbox::{self, Op, OpResult, RunSetup};
-use crate::spec::RawSpec;
+use corral_sandbox::Engine;
+use corral_sandbox::Grants;
+use corral_sandbox::RawSpec;
+use corral_sandbox::{self as sandbox, Op, OpResult, RunSetup};
 
 /// Runs `describe` once in a fresh sandbox under the plugin's describe
 /// limits, and checks its output against the plugin's caps.
@@ -28,10 +28,10 @@ pub(super) async fn describe(
         // configuration error and exit-early.
         approval: None,
         // Nothing is granted, so no request gets as far as a lookup.
-        resolver: Arc::new(sandbox::http::SystemResolver),
+        resolver: Arc::new(sandbox::SystemResolver),
         progress: None,
         // Nothing granted, no secret: nothing to scan for.
-        leaks: crate::secrets::Leaks::new(None, Arc::from("describe"), Default::default()),
+        leaks: corral_sandbox::Leaks::new(None, Arc::from("describe"), Default::default()),
     };
     let (result, report) = sandbox::run(setup, Op::Describe).await;
     let specs = match result {
@@ -47,7 +47,7 @@ pub(super) async fn describe(
                 tracing::debug!(
                     plugin = ?plugin.path,
                     "describe stderr: {}",
-                    crate::text::escape(&stderr)
+                    corral_names::text::escape(&stderr)
                 );
             }
             let failure = match failure {

@@ -23,47 +23,23 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use wasmtime::component::Linker;
 
-use crate::cache::{CacheOutcome, ComponentCache};
 use crate::caps::DescribeCaps;
-use crate::engine::Engine;
 use crate::error::{LoadError, LoadErrorReason};
-use crate::limits::Limits;
 use crate::policy::Policy;
-use crate::sandbox::grants::Grants;
-use crate::sandbox::{PluginPre, SandboxState};
-use crate::spec::RawSpec;
+use corral_sandbox::Engine;
+use corral_sandbox::Limits;
+use corral_sandbox::RawSpec;
+use corral_sandbox::{CacheOutcome, ComponentCache};
+use corral_sandbox::{PluginPre, SandboxState};
 
 mod checks;
 mod describe;
+mod dir;
 mod parallel;
-use describe::describe;
 
-/// A loaded plugin: one component file, compiled and linked, ready to
-/// instantiate once per call, with its policy.
-pub struct Plugin {
-    path: PathBuf,
-    name: Arc<str>,
-    sha256: String,
-    pre: PluginPre,
-    policy: Arc<Policy>,
-    /// The policy file's text, to notice changes on reload.
-    policy_source: Option<String>,
-    /// A digest of the WIT beside it (`NAME.wit`, where a component of
-    /// another world takes its docs from), to notice changes on reload.
-    docs_stamp: Option<String>,
-    /// A digest of the secret store when its policy uses secrets, so a
-    /// reload notices a changed secret.
-    secrets_stamp: Option<String>,
-    /// A digest of the signature beside it, so a reload checks a new one.
-    signature_stamp: Option<String>,
-    /// Who signed it, as verified at load.
-    signed: Option<crate::signature::Signed>,
-    grants: Grants,
-    /// The caps its `describe` output and specs are held to.
-    caps: DescribeCaps,
-    /// The limits its `describe` runs under.
-    describe_limits: Limits,
-}
+use crate::plugin::Plugin;
+use describe::describe;
+pub use dir::plugin_files;
 
 /// A plugin and the specs its `describe` returned.
 pub(crate) type Described = (Arc<Plugin>, Vec<RawSpec>);
@@ -81,72 +57,11 @@ pub(crate) struct LoadLimits {
     /// The host's default limits of a call (before each plugin's policy).
     pub call: Limits,
     /// The pool every call runs in.
-    pub pool: crate::limits::PoolConfig,
+    pub pool: corral_sandbox::PoolConfig,
     /// Whether components of other worlds load in any-component mode.
     pub any_component: bool,
     /// The plugin size cap, in bytes ([`crate::files`]).
     pub max_plugin_bytes: u64,
-}
-
-impl std::fmt::Debug for Plugin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Plugin")
-            .field("path", &self.path)
-            .field("sha256", &self.sha256)
-            .finish()
-    }
-}
-
-impl Plugin {
-    /// The component file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The file stem, e.g. `text` for `text.wasm`.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    pub(crate) fn name_arc(&self) -> Arc<str> {
-        self.name.clone()
-    }
-
-    /// The contract version the component targets: `0.2.0` or `0.1.0`.
-    pub fn wit_version(&self) -> &'static str {
-        self.pre.wit_version()
-    }
-
-    /// Lowercase hex sha256 of the component bytes.
-    pub fn sha256(&self) -> &str {
-        &self.sha256
-    }
-
-    /// Who signed it, as verified when it loaded; `None` when unsigned (or
-    /// signed by no key the host or its policy trusts, where that is
-    /// allowed).
-    pub fn signature(&self) -> Option<&crate::signature::Signed> {
-        self.signed.as_ref()
-    }
-
-    pub(crate) fn pre(&self) -> &PluginPre {
-        &self.pre
-    }
-
-    /// The plugin's policy ([`Policy::none`] without a policy file).
-    pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
-    pub(crate) fn grants(&self) -> &Grants {
-        &self.grants
-    }
-
-    /// The caps its specs are held to: the host's, with its policy's
-    /// `[describe]` applied.
-    pub fn describe_caps(&self) -> &DescribeCaps {
-        &self.caps
-    }
 }
 
 /// What a compile task produced.
@@ -183,10 +98,10 @@ fn compile_one(
             )));
         }
     };
-    let bytes = crate::files::read_plugin(path, limits.max_plugin_bytes)?;
+    let bytes = corral_sandbox::read_plugin(path, limits.max_plugin_bytes)?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     checks::lock(inputs, path, &sha256)?;
-    let docs_stamp = crate::foreign::docs::sidecar_stamp(path);
+    let docs_stamp = corral_sandbox::sidecar_stamp(path);
     let secrets_stamp = crate::secrets::stamp(policy_source.as_deref(), secrets);
     let policy = match &policy_source {
         None => Policy::none(),
@@ -215,7 +130,7 @@ fn compile_one(
         return Ok(Compiled::Deferred);
     }
     let started = Instant::now();
-    let (component, outcome) = crate::cache::compile(engine, cache, &bytes, &sha256)?;
+    let (component, outcome) = corral_sandbox::compile(engine, cache, &bytes, &sha256)?;
     tracing::debug!(
         plugin = ?path,
         cached = outcome == CacheOutcome::Hit,
@@ -223,7 +138,7 @@ fn compile_one(
         "component ready"
     );
     let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
-        let missing = crate::foreign::missing_imports(engine.wasmtime(), &component);
+        let missing = corral_sandbox::missing_imports(engine.wasmtime(), &component);
         LoadErrorReason::UnsatisfiedImports(if missing.is_empty() {
             format!("{e:#}")
         } else {
@@ -242,7 +157,7 @@ fn compile_one(
         Ok(pre) => pre,
         Err(err) if limits.any_component && policy.any_component => {
             let foreign =
-                crate::foreign::Foreign::inspect(engine.wasmtime(), &component, &bytes, path)
+                corral_sandbox::Foreign::inspect(engine.wasmtime(), &component, &bytes, path)
                     .map_err(LoadErrorReason::WrongWorld)?;
             // At most SHOWN_SKIPPED of them in the log and the error: a
             // component may export a great many.
@@ -297,7 +212,7 @@ fn compile_one(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let grants = Grants::from_policy(&policy, &name, secrets)
+    let grants = crate::policy::grants(&policy, &name, secrets)
         .map_err(|m| LoadErrorReason::Policy(format!("{}: {m}", policy_file.display())))?;
     let describe_limits = match policy.describe.timeout_ms {
         Some(ms) => limits.describe.with_timeout_ms(ms),
@@ -332,13 +247,6 @@ pub(crate) struct LoadContext<'a> {
     pub limits: LoadLimits,
     /// The instance pool's slots, shared with calls.
     pub permits: &'a Arc<Semaphore>,
-    /// `tool_search`, tool groups and the selection of served tools.
-    pub discovery: &'a crate::discovery::Discovery,
-    /// Tools the host's configuration gates (the `approval-gated`
-    /// permission of tool groups asks the one gate rule with them).
-    pub required: &'a std::collections::BTreeSet<String>,
-    /// Counts the per-tool runtime states alive.
-    pub states: &'a crate::resilience::state::StateCount,
     /// Where `[[http.credentials]]` find their secrets; `None`: nowhere.
     pub secrets: Option<&'a crate::secrets::SecretStore>,
     /// Load only plugins whose compiled form the component cache holds; the

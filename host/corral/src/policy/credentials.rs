@@ -16,8 +16,8 @@ use std::ops::Range;
 use serde::Serialize;
 use toml::Spanned;
 
-use super::types::HostPattern;
 use super::{Policy, PolicyError};
+use corral_sandbox::HostPattern;
 
 /// One `[[http.credentials]]` entry, validated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

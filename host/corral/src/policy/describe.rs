@@ -2,7 +2,7 @@
 //! `corral policy check` print it).
 
 use super::{EnvGrant, Policy};
-use crate::limits::{LimitOverrides, Limits};
+use corral_sandbox::{LimitOverrides, Limits};
 
 impl Policy {
     /// What the plugin may reach, for machines (MCP's `_meta`, the
@@ -38,7 +38,7 @@ impl Policy {
     /// `limits` are the limits its calls run under, printed when this policy
     /// sets any: a loaded tool's [`Tool::limits`](crate::Tool::limits)
     /// (computed once when the catalog was built), or, for a plugin alone,
-    /// [`limits::effective`](crate::limits::effective) of the host's defaults
+    /// [`limits::effective`](corral_sandbox::effective) of the host's defaults
     /// and this policy.
     pub fn grants(&self, limits: &Limits) -> Vec<String> {
         let mut lines = Vec::new();

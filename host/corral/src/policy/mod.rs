@@ -81,10 +81,10 @@
 
 mod credentials;
 mod describe;
+mod grants;
 mod presentation;
 mod raw;
 mod sections;
-pub mod types;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -94,10 +94,11 @@ use serde::Serialize;
 
 use crate::caps::DescribeOverrides;
 use crate::context::ContextPolicy;
-use crate::limits::LimitOverrides;
+use corral_sandbox::LimitOverrides;
+pub use corral_sandbox::{DirGrant, EnvGrant, HostPattern};
 pub use credentials::{Credential, ValuePart};
+pub(crate) use grants::grants;
 use raw::RawPolicy;
-pub use types::HostPattern;
 
 /// The policy format version this host reads.
 pub const POLICY_VERSION: u32 = 1;
@@ -155,39 +156,6 @@ pub enum PolicyError {
         line: usize,
         /// What is wrong and how to fix it.
         message: String,
-    },
-}
-
-/// A preopened directory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DirGrant {
-    /// The host directory as written in the file.
-    pub host_as_written: String,
-    /// The host directory, resolved against the policy file's directory and
-    /// canonicalized.
-    #[serde(skip)]
-    pub host: PathBuf,
-    /// Where the guest sees it (absolute).
-    pub guest: String,
-    /// Whether the guest may create, change and delete files in it.
-    pub writable: bool,
-}
-
-/// An environment variable grant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EnvGrant {
-    /// The variable with this value.
-    Set {
-        /// Name.
-        name: String,
-        /// Value.
-        value: String,
-    },
-    /// The host's value of the variable, if set when the plugin loads.
-    Pass {
-        /// Name.
-        name: String,
     },
 }
 
@@ -267,12 +235,12 @@ pub struct MetadataOverride {
     /// Several calls may run at once.
     pub parallelizable: Option<bool>,
     /// How long a call usually takes.
-    pub latency: Option<crate::spec::Latency>,
+    pub latency: Option<corral_sandbox::Latency>,
 }
 
 impl MetadataOverride {
     /// Applies the fields set to `metadata`.
-    pub fn apply(&self, metadata: &mut crate::spec::ToolMetadata) {
+    pub fn apply(&self, metadata: &mut corral_sandbox::ToolMetadata) {
         if let Some(category) = &self.category {
             metadata.category = category.clone();
         }

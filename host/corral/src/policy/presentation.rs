@@ -34,7 +34,7 @@ pub(super) fn apply(
         policy.rename.insert(from, to.into_inner());
     }
     for (tool, note) in raw.notes {
-        crate::text::check(&format!("the note of `{tool}`"), note.get_ref())
+        corral_names::text::check(&format!("the note of `{tool}`"), note.get_ref())
             .map_err(|m| at(note.span(), m))?;
         policy.notes.insert(tool, note.into_inner());
     }
@@ -46,7 +46,7 @@ pub(super) fn apply(
                 format!("the description of `{tool}` is blank; write what the tool does"),
             ));
         }
-        crate::text::check(&format!("the description of `{tool}`"), value)
+        corral_names::text::check(&format!("the description of `{tool}`"), value)
             .map_err(|m| at(description.span(), m))?;
         policy.descriptions.insert(tool, description.into_inner());
     }

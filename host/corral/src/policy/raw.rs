@@ -54,7 +54,7 @@ pub(super) struct RawMetadata {
     pub(super) keywords: Option<Vec<Spanned<String>>>,
     pub(super) idempotent: Option<bool>,
     pub(super) parallelizable: Option<bool>,
-    pub(super) latency: Option<crate::spec::Latency>,
+    pub(super) latency: Option<corral_sandbox::Latency>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,10 +11,10 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::raw::{Access, RawContext, RawDescribe, RawDir, RawEnv, RawLimits, RawResilience};
-use super::{DirGrant, EnvGrant, Policy, PolicyError, types};
+use super::{DirGrant, EnvGrant, Policy, PolicyError};
 use crate::caps::DescribeOverrides;
 use crate::context::ContextPolicy;
-use crate::limits::LimitOverrides;
+use corral_sandbox::LimitOverrides;
 
 /// Builds the error for a span of the policy text.
 type At<'a> = &'a dyn Fn(Range<usize>, String) -> PolicyError;
@@ -62,12 +62,12 @@ pub(super) fn limits(
                 })?,
         ),
     };
-    policy.limits = LimitOverrides {
-        fuel,
-        timeout_ms,
-        memory_bytes,
-        output_bytes: size(positive(at, &limits.output_bytes, "limits.output_bytes")?),
-    };
+    let mut overrides = LimitOverrides::default();
+    overrides.fuel = fuel;
+    overrides.timeout_ms = timeout_ms;
+    overrides.memory_bytes = memory_bytes;
+    overrides.output_bytes = size(positive(at, &limits.output_bytes, "limits.output_bytes")?);
+    policy.limits = overrides;
     Ok(())
 }
 
@@ -113,7 +113,8 @@ pub(super) fn filesystem(
 ) -> Result<(), PolicyError> {
     let mut guests = BTreeSet::new();
     for dir in raw {
-        let guest = types::guest_path(dir.guest.get_ref()).map_err(|m| at(dir.guest.span(), m))?;
+        let guest =
+            corral_sandbox::guest_path(dir.guest.get_ref()).map_err(|m| at(dir.guest.span(), m))?;
         if !guests.insert(guest.clone()) {
             return Err(at(
                 dir.guest.span(),
@@ -159,11 +160,11 @@ pub(super) fn environment(
         return Ok(());
     };
     for (name, value) in env.set {
-        let name = types::env_name(name.get_ref()).map_err(|m| at(name.span(), m))?;
+        let name = corral_sandbox::env_name(name.get_ref()).map_err(|m| at(name.span(), m))?;
         policy.environment.push(EnvGrant::Set { name, value });
     }
     for name in env.pass {
-        let checked = types::env_name(name.get_ref()).map_err(|m| at(name.span(), m))?;
+        let checked = corral_sandbox::env_name(name.get_ref()).map_err(|m| at(name.span(), m))?;
         if policy
             .environment
             .iter()
@@ -247,7 +248,7 @@ pub(super) fn one_shot(
     at: At<'_>,
 ) -> Result<(), PolicyError> {
     for (tool, advice) in raw {
-        crate::text::check(
+        corral_names::text::check(
             &format!("the one-shot advice of `{tool}`"),
             advice.get_ref(),
         )
@@ -265,7 +266,7 @@ pub(super) fn metadata(
 ) -> Result<(), PolicyError> {
     for (tool, m) in raw {
         let text = |field: &str, value: &Spanned<String>| {
-            crate::text::check(&format!("[metadata.{tool}] {field}"), value.get_ref())
+            corral_names::text::check(&format!("[metadata.{tool}] {field}"), value.get_ref())
                 .map_err(|msg| at(value.span(), msg))
                 .map(|()| value.get_ref().clone())
         };

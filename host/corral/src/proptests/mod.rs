@@ -7,6 +7,7 @@
 //! `$ref`s, policy keys, JSON Schema keywords) as well as arbitrary text, so
 //! that most cases get past the first parse.
 
+#[cfg(feature = "signatures")]
 mod evidence;
 mod values;
 

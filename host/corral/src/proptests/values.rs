@@ -2,7 +2,7 @@
 //! as a component value of every kind in `tests/support/wit/values.wit`
 //! (any-component mode's arguments), then written back as JSON text, reads
 //! back as the same value and writes the same text; caps keep a prefix and
-//! count the whole ([`crate::foreign::value::round_trip`]).
+//! count the whole ([`corral_sandbox::__fuzz::value_round_trip`]).
 
 use std::sync::OnceLock;
 
@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use wasmtime::component::types::Type;
 
 use super::CASES;
-use crate::foreign::value::round_trip;
+use corral_sandbox::__fuzz::value_round_trip as round_trip;
 
 /// The parameter types of the test world, built once.
 fn params() -> &'static [(String, Type)] {

@@ -73,7 +73,7 @@ mod tests {
             tool: "t".into(),
             text: text.into(),
             json: Default::default(),
-            return_behavior: crate::spec::ReturnBehavior::ToLlm,
+            return_behavior: corral_sandbox::ReturnBehavior::ToLlm,
             duration: Duration::ZERO,
             fuel_consumed: 1,
             attempts: 1,

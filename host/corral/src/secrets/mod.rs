@@ -28,9 +28,6 @@ use std::path::{Path, PathBuf};
 
 #[cfg(feature = "keyring")]
 mod keyring;
-mod redact;
-
-pub(crate) use redact::{Leaks, Redactor};
 
 /// A secret store's errors.
 #[derive(Debug, thiserror::Error)]
@@ -243,7 +240,7 @@ fn check(name: &str) -> Result<(), SecretError> {
         Ok(())
     } else {
         Err(SecretError::InvalidName {
-            name: crate::text::escape(name).into_owned(),
+            name: corral_names::text::escape(name).into_owned(),
         })
     }
 }

@@ -14,7 +14,7 @@ use crate::compose::Caller;
 use crate::compose::plan::Plan;
 use crate::error::CallError;
 use crate::registry::Builtin;
-use crate::spec::ReturnBehavior;
+use corral_sandbox::ReturnBehavior;
 
 /// Runs the built-in `builtin` (called as `name`) with validated arguments.
 ///

@@ -14,14 +14,18 @@ use std::time::Instant;
 
 use crate::call::CallOutput;
 use crate::error::CallError;
-use crate::limits::Limits;
 use crate::registry::Tool;
-use crate::sandbox::{Failure, GuestError, MAX_LOG_MESSAGE_BYTES, OpResult, RunReport};
-use crate::secrets::Leaks;
+use corral_sandbox::Leaks;
+use corral_sandbox::Limits;
+use corral_sandbox::{Failure, GuestError, MAX_LOG_MESSAGE_BYTES, OpResult, RunReport};
 
 /// A guest-supplied message, cut and with its control characters escaped.
 fn guest_text(message: String) -> String {
-    crate::text::escape(&crate::text::truncate(message, MAX_LOG_MESSAGE_BYTES)).into_owned()
+    corral_names::text::escape(&corral_names::text::truncate(
+        message,
+        MAX_LOG_MESSAGE_BYTES,
+    ))
+    .into_owned()
 }
 
 /// The outcome of one sandboxed call of `tool` under `limits`.
@@ -147,5 +151,5 @@ fn log_stdio(tool: &str, stream: &'static str, leaks: &Leaks, (text, discarded):
         );
     }
     let text = leaks.text(stream, text.trim_end());
-    tracing::debug!(tool, stream, "{}", crate::text::escape(&text));
+    tracing::debug!(tool, stream, "{}", corral_names::text::escape(&text));
 }

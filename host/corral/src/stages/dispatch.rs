@@ -22,12 +22,12 @@ use tower::util::BoxCloneSyncService;
 
 use crate::approval::gate::Gatekeeper;
 use crate::call::{CallOptions, CallOutput};
-use crate::engine::Engine;
 use crate::error::CallError;
-use crate::limits::Limits;
 use crate::registry::{Provider, Tool};
-use crate::sandbox::http::Resolver;
-use crate::sandbox::{self, ApprovalHook, Op, RunSetup};
+use corral_sandbox::Engine;
+use corral_sandbox::Limits;
+use corral_sandbox::Resolver;
+use corral_sandbox::{self as sandbox, ApprovalHook, Op, RunSetup};
 
 use super::gate::GuestReview;
 pub use super::validate::Arguments;
@@ -41,7 +41,7 @@ pub struct Invocation {
     pub tool: Arc<Tool>,
     /// The validated arguments (after a reviewer's edit, if any).
     pub arguments: Arguments,
-    /// The effective limits ([`limits::effective`](crate::limits::effective)).
+    /// The effective limits ([`limits::effective`](corral_sandbox::effective)).
     pub limits: Limits,
     /// The context pairs that reach this plugin (after its context policy).
     pub context: Arc<Vec<(String, String)>>,
@@ -130,7 +130,7 @@ impl DispatchShared {
             reviewer: invocation.options.reviewer.clone(),
         });
         let tool_name = tool.state().name();
-        let leaks = crate::secrets::Leaks::new(
+        let leaks = corral_sandbox::Leaks::new(
             plugin.grants().redactor.clone(),
             tool_name.clone(),
             invocation.redactions.clone(),

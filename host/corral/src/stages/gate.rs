@@ -1,7 +1,7 @@
 //! Stage 4, the approval gates of a call: the declared gate before the
 //! sandbox starts ([`declared`]), and the guest's `request-approval` during
 //! the call ([`GuestReview`], the sandbox's
-//! [`ApprovalHook`](crate::sandbox::ApprovalHook)). Both go through the host's
+//! [`ApprovalHook`](corral_sandbox::ApprovalHook)). Both go through the host's
 //! [`Gatekeeper`] (standing approvals, reviewer, timeout, audit log); whether
 //! a call is gated is [`Tool::requires_approval`](crate::Tool::requires_approval),
 //! decided once per catalog by [`approval::requires_approval`], the one rule.
@@ -14,7 +14,7 @@ use crate::call::CallOptions;
 use crate::error::CallError;
 use crate::registry::Tool;
 use crate::resilience::config::AuditLevel;
-use crate::sandbox::{ApprovalHook, HookDecision, HookFuture};
+use corral_sandbox::{ApprovalHook, HookDecision, HookFuture};
 
 use super::CallEnv;
 use super::validate::Arguments;

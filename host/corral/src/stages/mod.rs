@@ -11,7 +11,7 @@
 //!    Then **one-shot** ([`LoopMemo`](crate::discovery::one_shot)): a
 //!    one-shot tool called again in the same loop returns its advice here.
 //! 3. **effective limits**: the tool's limits
-//!    ([`limits::effective`](crate::limits::effective): host defaults, then
+//!    ([`limits::effective`](corral_sandbox::effective): host defaults, then
 //!    the plugin's policy, computed once when the catalog was built), then
 //!    the per-call override, which only tightens; a zero override is the
 //!    caller's invalid input.
@@ -65,16 +65,13 @@ use crate::compose::Caller;
 use crate::compose::plan::PlanLimits;
 use crate::context::ContextConfig;
 use crate::error::CallError;
-use crate::limits::Limits;
 use crate::registry::Provider;
+use corral_sandbox::Limits;
 
+pub use corral_sandbox::SPAN_TARGET;
 pub(crate) use dispatch::PluginDispatch;
 pub use dispatch::{DispatchService, Invocation};
 pub use record::CALL_LOG_TARGET;
-
-/// The `tracing` target of the call pipeline's spans (module docs), for a
-/// subscriber to select them, e.g. the OpenTelemetry layer of `corral serve`.
-pub const SPAN_TARGET: &str = "corral::span";
 pub(crate) use record::record;
 pub use validate::Arguments;
 pub(crate) use validate::RawArguments;
@@ -109,7 +106,7 @@ fn with_override(name: &str, limits: &Limits, call: Option<&Limits>) -> Result<L
     if call.is_none() {
         return Ok(*limits);
     }
-    let limits = crate::limits::tighten(limits, call);
+    let limits = corral_sandbox::tighten(limits, call);
     if let Some(knob) = limits.zero_knob() {
         return Err(CallError::InvalidLimits {
             tool: name.to_string(),

@@ -41,7 +41,7 @@ use super::reference::{self, Output};
 use super::{Plan, PlanLimits};
 use crate::call::CallOptions;
 use crate::compose::{Caller, output_of};
-use crate::limits::Limits;
+use corral_sandbox::Limits;
 
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -80,7 +80,7 @@ pub struct StepResult {
     /// hand the output to the model (`to_llm`) or straight to the user
     /// (`immediate`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub return_behavior: Option<crate::spec::ReturnBehavior>,
+    pub return_behavior: Option<corral_sandbox::ReturnBehavior>,
     /// Sandboxed attempts the step took (retries included; 0 when cached),
     /// on success.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -188,7 +188,7 @@ fn skipped(id: &str, tool: &str, message: String) -> StepResult {
 /// (context, progress, reviewer, limits), with its deadline cut to what is
 /// left of `limits.deadline_ms` (a tightening only: the step's own limits
 /// still come from its plugin, see
-/// [`limits::effective`](crate::limits::effective)).
+/// [`limits::effective`](corral_sandbox::effective)).
 pub async fn run(
     caller: Arc<dyn Caller>,
     plan: &Plan,

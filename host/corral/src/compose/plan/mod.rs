@@ -143,7 +143,7 @@ impl PlanError {
         Self {
             problems: problems
                 .into_iter()
-                .map(|p| crate::text::escape(&p).into_owned())
+                .map(|p| corral_names::text::escape(&p).into_owned())
                 .collect(),
         }
     }
@@ -441,7 +441,7 @@ mod tests {
         let shape = parse(r#"{"steps": [], "extra\u001b": 1}"#).unwrap_err();
         for problem in err.problems.iter().chain(&shape.problems) {
             assert!(
-                !problem.chars().any(crate::text::is_forbidden),
+                !problem.chars().any(corral_names::text::is_forbidden),
                 "raw control character in {problem:?}"
             );
         }

@@ -7,7 +7,7 @@ use super::{
     CacheConfig, Per, RateLimitConfig, ResiliencePolicy, ResilienceSwitches, ResilienceTable,
     RetryConfig, ToolResilience, default_cache_size, default_wait,
 };
-use crate::spec::ToolMetadata;
+use corral_sandbox::ToolMetadata;
 
 /// Checks the values of one resilience table: what no layer could use.
 pub(crate) fn check_table(table: &ResilienceTable) -> Result<(), String> {
@@ -130,23 +130,21 @@ pub fn effective(
 mod tests {
     use super::super::{AuditConfig, AuditLevel, BreakerConfig, HealthThresholds};
     use super::*;
-    use crate::spec::ResilienceHints;
+    use corral_sandbox::ResilienceHints;
 
     fn metadata(idempotent: bool, hints: Option<ResilienceHints>) -> ToolMetadata {
-        ToolMetadata {
-            idempotent,
-            resilience: hints,
-            ..ToolMetadata::new("t")
-        }
+        let mut metadata = ToolMetadata::new("t");
+        metadata.idempotent = idempotent;
+        metadata.resilience = hints;
+        metadata
     }
 
     #[test]
     fn the_policy_wins_over_hints_and_switches_win_over_both() {
-        let hints = ResilienceHints {
-            max_attempts: Some(4),
-            cache_ttl_ms: Some(1_000),
-            requests_per_second: Some(7),
-        };
+        let mut hints = ResilienceHints::default();
+        hints.max_attempts = Some(4);
+        hints.cache_ttl_ms = Some(1_000);
+        hints.requests_per_second = Some(7);
         let on = ResilienceSwitches::default();
         let none = ResiliencePolicy::default();
         let from_hints = effective(&metadata(true, Some(hints)), &none, "t", &on).expect("ok");

@@ -1,0 +1,302 @@
+//! The on-disk cache of precompiled components, and [`compile`], the one
+//! place a file's bytes become a component (with the load error each way
+//! that can fail).
+//!
+//! Compiling a component takes 100 ms (a small Rust guest) to 10 s (a Python or
+//! JavaScript one); loading the precompiled artifact takes well under a
+//! millisecond. Entries are keyed by the sha256 of the component bytes and by
+//! the engine's compatibility hash (wasmtime version and every setting that
+//! affects code generation), so a changed plugin or engine never hits a stale
+//! entry.
+//!
+//! Safety: `Component::deserialize` trusts its input, since it is native
+//! code. Only files this module wrote itself, under a key derived from content
+//! and engine, are ever deserialized; the directory is created with mode 0700.
+//! Each entry ends in a trailer (CRC-32 and length of the serialized
+//! component, [`TRAILER_LEN`] bytes), checked before `deserialize` sees a
+//! byte: a truncated or bit-flipped entry (a full disk, a crash, a bad
+//! sector) is recompiled and rewritten, never run. The checksum catches
+//! accidents, not an attacker: anyone who can write to the cache directory
+//! can run code as the host user, so do not point it at a shared location.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use wasmtime::component::Component;
+
+use crate::engine::Engine;
+
+/// Where precompiled components are kept. `None` disables caching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentCache {
+    dir: Option<PathBuf>,
+}
+
+/// How a component was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheOutcome {
+    /// Loaded from a precompiled file.
+    Hit,
+    /// Compiled now (and stored, when the cache is enabled).
+    Compiled,
+}
+
+impl ComponentCache {
+    /// A cache in `dir`, created on first write.
+    pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: Some(dir.into()),
+        }
+    }
+
+    /// No cache: every load compiles.
+    pub fn disabled() -> Self {
+        Self { dir: None }
+    }
+
+    /// The per-user default: `$XDG_CACHE_HOME/corral`, else `$HOME/.cache/corral`,
+    /// else disabled.
+    pub fn user_default() -> Self {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+        Self {
+            dir: base.map(|b| b.join("corral")),
+        }
+    }
+
+    /// The cache directory, if caching is enabled.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Whether the cache holds the compiled form of the component whose
+    /// sha256 is `sha256`, for this engine (a disabled cache holds nothing).
+    pub fn has_entry(&self, engine: &Engine, sha256: &str) -> bool {
+        self.dir
+            .as_ref()
+            .is_some_and(|dir| entry_path(dir, engine, sha256).is_file())
+    }
+
+    /// Returns the compiled component for `bytes` (whose sha256 is `sha256`),
+    /// from the cache when possible. A cache that cannot be read or written is
+    /// logged and bypassed, never fatal.
+    ///
+    /// # Errors
+    /// When the bytes are not a valid component for this engine.
+    pub fn load_or_compile(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        sha256: &str,
+    ) -> wasmtime::Result<(Component, CacheOutcome)> {
+        let Some(dir) = &self.dir else {
+            return Ok((
+                Component::new(engine.wasmtime(), bytes)?,
+                CacheOutcome::Compiled,
+            ));
+        };
+        let path = entry_path(dir, engine, sha256);
+        // Read into memory rather than `deserialize_file`'s mmap: a cache file
+        // truncated by someone else while mapped would SIGBUS the whole host.
+        // The copy costs about 0.2 ms per plugin at load.
+        if let Ok(entry) = std::fs::read(&path) {
+            match unseal(&entry) {
+                // SAFETY: the file name is derived from the content hash and
+                // the engine's compatibility hash, only `store` below writes
+                // such names, atomically, into a directory only this user can
+                // write, and its trailer says it is whole as written.
+                Ok(artifact) => {
+                    match unsafe { Component::deserialize(engine.wasmtime(), artifact) } {
+                        Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                        Err(err) => tracing::warn!(
+                            path = %path.display(),
+                            "ignoring unusable cache entry, recompiling: {err:#}"
+                        ),
+                    }
+                }
+                Err(why) => tracing::warn!(
+                    path = %path.display(),
+                    "ignoring a corrupt cache entry ({why}), recompiling"
+                ),
+            }
+        }
+        let component = Component::new(engine.wasmtime(), bytes)?;
+        if let Err(err) = store(dir, &path, &component) {
+            // A read-only or full cache directory: serve from memory, and
+            // say so once rather than for every plugin.
+            static WARNED: AtomicBool = AtomicBool::new(false);
+            if WARNED.swap(true, Ordering::Relaxed) {
+                tracing::debug!(dir = %dir.display(), "cannot write to the component cache: {err:#}");
+            } else {
+                tracing::warn!(
+                    dir = %dir.display(),
+                    "cannot write to the component cache, serving compiled plugins from memory \
+                     (later plugins compile again on the next start; further failures are \
+                     logged at debug level): {err:#}"
+                );
+            }
+        }
+        Ok((component, CacheOutcome::Compiled))
+    }
+
+    /// Removes the temporary files of cache writers that were killed
+    /// ([`crate::whole_file::sweep`]); the host does it once as it builds.
+    pub fn sweep(&self) {
+        if let Some(dir) = &self.dir {
+            crate::whole_file::sweep(dir, None);
+        }
+    }
+}
+
+/// The cache entry of the component `sha256` compiled by `engine`.
+fn entry_path(dir: &Path, engine: &Engine, sha256: &str) -> PathBuf {
+    dir.join(format!("{sha256}-{}.cwasm", engine_key(engine)))
+}
+
+/// A short hex digest of the engine's compatibility hash.
+fn engine_key(engine: &Engine) -> String {
+    let mut hasher = DefaultHasher::new();
+    engine
+        .wasmtime()
+        .precompile_compatibility_hash()
+        .hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// The last bytes of a cache entry: [`TRAILER_LEN`] bytes of CRC-32 (IEEE,
+/// little-endian `u32`) and length (little-endian `u64`) of the serialized
+/// component before them, then these 4 bytes.
+const TRAILER_MAGIC: &[u8; 4] = b"CRL1";
+
+/// Bytes of a cache entry's trailer.
+const TRAILER_LEN: usize = 16;
+
+/// A cache entry: the serialized component `artifact` and its trailer.
+fn seal(mut artifact: Vec<u8>) -> Vec<u8> {
+    let crc = crc32fast::hash(&artifact);
+    let len = artifact.len() as u64;
+    artifact.extend_from_slice(&crc.to_le_bytes());
+    artifact.extend_from_slice(&len.to_le_bytes());
+    artifact.extend_from_slice(TRAILER_MAGIC);
+    artifact
+}
+
+/// The serialized component inside cache entry `entry`.
+///
+/// # Errors
+/// Why the entry is not whole as written: shorter than a trailer, no
+/// trailer (truncated, or written by a corral before the trailer), a length
+/// or checksum that does not match.
+fn unseal(entry: &[u8]) -> Result<&[u8], &'static str> {
+    let Some(split) = entry.len().checked_sub(TRAILER_LEN) else {
+        return Err("shorter than its trailer");
+    };
+    let (artifact, trailer) = entry.split_at(split);
+    let (crc, rest) = trailer.split_at(4);
+    let (len, magic) = rest.split_at(8);
+    if magic != TRAILER_MAGIC {
+        return Err("no trailer: truncated, or written by an older corral");
+    }
+    let word = |b: &[u8]| {
+        b.iter()
+            .rev()
+            .fold(0u64, |n, &byte| n << 8 | u64::from(byte))
+    };
+    if word(len) != artifact.len() as u64 {
+        return Err("its length does not match its trailer");
+    }
+    if word(crc) != u64::from(crc32fast::hash(artifact)) {
+        return Err("its checksum does not match");
+    }
+    Ok(artifact)
+}
+
+/// Writes the serialized component whole ([`crate::whole_file`]), so a
+/// reader never sees a half-written entry. Not synced: the trailer catches
+/// an entry a power loss cut short, and it is rebuilt.
+fn store(dir: &Path, path: &Path, component: &Component) -> std::io::Result<()> {
+    create_private_dir(dir)?;
+    let bytes = seal(
+        component
+            .serialize()
+            .map_err(|err| std::io::Error::other(format!("{err:#}")))?,
+    );
+    crate::whole_file::write_whole(path, &bytes, crate::whole_file::Sync::None)
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+const WASM_MAGIC: &[u8; 4] = b"\0asm";
+const CORE_VERSION: [u8; 4] = [1, 0, 0, 0];
+
+/// Compiles the component `bytes` (whose sha256 is `sha256`), or loads it
+/// from `cache`: the one place a file becomes a [`Component`] (loading and
+/// [`Host::inspect`](crate::Host::inspect)).
+///
+/// # Errors
+/// [`ComponentError::NotWasm`], [`ComponentError::CoreModule`],
+/// [`ComponentError::MemoryTooLarge`], [`ComponentError::AsyncAbi`] or
+/// [`ComponentError::InvalidComponent`].
+pub fn compile(
+    engine: &Engine,
+    cache: &ComponentCache,
+    bytes: &[u8],
+    sha256: &str,
+) -> Result<(Component, CacheOutcome), crate::error::ComponentError> {
+    if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
+        return Err(crate::error::ComponentError::NotWasm);
+    }
+    if bytes[4..8] == CORE_VERSION {
+        return Err(crate::error::ComponentError::CoreModule);
+    }
+    cache.load_or_compile(engine, bytes, sha256).map_err(|e| {
+        let cause = format!("{:#}", e.root_cause());
+        if cause.contains("minimum byte size") {
+            crate::error::ComponentError::MemoryTooLarge(cause)
+        } else if cause.contains("component model async") {
+            crate::error::ComponentError::AsyncAbi(cause)
+        } else {
+            crate::error::ComponentError::InvalidComponent(cause)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_read_back_whole_and_any_cut_or_flipped_byte_is_refused() {
+        let artifact: Vec<u8> = (0..200u32).map(|n| (n * 7 % 251) as u8).collect();
+        let entry = seal(artifact.clone());
+        assert_eq!(entry.len(), artifact.len() + TRAILER_LEN);
+        assert_eq!(unseal(&entry), Ok(artifact.as_slice()));
+        // Cut at every length: none passes.
+        for len in 0..entry.len() {
+            assert!(unseal(&entry[..len]).is_err(), "cut to {len} bytes");
+        }
+        // One bit flipped anywhere, trailer included: refused.
+        for at in 0..entry.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut bent = entry.clone();
+                bent[at] ^= bit;
+                assert!(unseal(&bent).is_err(), "bit {bit:#x} of byte {at}");
+            }
+        }
+        // An entry of an older corral (no trailer) is refused, so rewritten.
+        assert_eq!(
+            unseal(&artifact),
+            Err("no trailer: truncated, or written by an older corral")
+        );
+    }
+}

@@ -1,0 +1,53 @@
+//! corral-sandbox: where guest code runs. The wasmtime engine and its
+//! component cache, the contract bindings, one fresh deny-by-default store
+//! per call with fuel, an epoch deadline, a wall-clock timer and a memory
+//! cap ([`run`]), the host imports of every contract version, outbound HTTP
+//! under the plugin's grants, the leak scan of host-side secrets, and
+//! any-component mode (a component of another world served as tools,
+//! [`Foreign`]).
+//!
+//! This is an internal crate of corral: its API serves the `corral` library,
+//! which re-exports what embedders use (as `wasmtime` re-exports its
+//! internal crates). Nothing here knows a reviewer, a catalog or a policy
+//! file: approvals come in through [`ApprovalHook`], grants as [`Grants`].
+//! A [`wasmtime::Store`] is created in one place only, inside [`run`], which
+//! is why this crate is the only one that links guests and runs them.
+
+mod bindings;
+mod cache;
+mod engine;
+mod error;
+mod files;
+mod grants;
+mod limits;
+mod redact;
+mod review;
+mod sandbox;
+mod spec;
+mod trace;
+pub mod whole_file;
+
+pub use cache::{CacheOutcome, ComponentCache, compile};
+pub use engine::{EPOCH_TICK, Engine};
+pub use error::{CallError, ComponentError};
+pub use files::{DEFAULT_MAX_PLUGIN_BYTES, read_plugin};
+pub use grants::{DirGrant, EnvGrant, Grants, HostPattern, Injected, env_name, guest_path};
+pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective, tighten};
+pub use redact::{Leaks, Redactor};
+pub use review::{Gate, ReviewRequest};
+pub use sandbox::any::{Foreign, Import, Skipped, import, missing_imports, sidecar_stamp};
+pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};
+pub use sandbox::{
+    ApprovalHook, ErrorInfo, Failure, GuestError, HookDecision, HookFuture, MAX_LOG_LINES,
+    MAX_LOG_MESSAGE_BYTES, Op, OpResult, PluginPre, ProgressSink, RunReport, RunSetup, SLICE_TICKS,
+    SandboxState, linker, run,
+};
+pub use spec::{Latency, RawSpec, ResilienceHints, ReturnBehavior, ToolMetadata};
+pub use trace::SPAN_TARGET;
+
+/// Internals the fuzz targets and property tests drive directly. Not part
+/// of the API: no stability promise.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::sandbox::any::value::round_trip as value_round_trip;
+}

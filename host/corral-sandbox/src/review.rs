@@ -1,0 +1,112 @@
+//! What a reviewer is asked to decide ([`ReviewRequest`]) and which gate
+//! asked ([`Gate`]): the data an approval carries from the call path (and
+//! from a guest's `request-approval`, through the sandbox) to a reviewer.
+//! The reviewers and the gate rule are the library's (`corral::Reviewer`,
+//! `corral::requires_approval`); the sandbox only carries the request, so
+//! that [`CallError::ApprovalPending`](crate::CallError::ApprovalPending)
+//! can hold it.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Which gate asked for a review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// The tool requires approval (spec or configuration); asked before the
+    /// sandbox starts.
+    Declared,
+    /// The guest called `host.request-approval` during the call.
+    Requested,
+}
+
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Declared => "declared",
+            Self::Requested => "requested",
+        })
+    }
+}
+
+/// What a reviewer is asked to decide.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReviewRequest {
+    /// Which gate asked.
+    pub gate: Gate,
+    /// The tool being called.
+    pub tool: String,
+    /// The plugin (file stem) that provides it; `pipelines` for a pipeline,
+    /// `corral` for a built-in.
+    pub plugin: String,
+    /// Lowercase hex sha256 of the plugin's component; empty for pipelines and
+    /// built-ins.
+    pub plugin_sha256: String,
+    /// For [`Gate::Declared`], the tool's description; for
+    /// [`Gate::Requested`], what the guest says it is about to do.
+    pub description: String,
+    /// The call's arguments (after validation against the schema).
+    pub arguments: Value,
+    /// How long the reviewer has before the decision becomes deny.
+    #[serde(skip)]
+    pub timeout: Duration,
+}
+
+impl ReviewRequest {
+    /// A rendering for a person. What the plugin supplied (the description,
+    /// or the guest's request text) comes first, every line quoted with `│`;
+    /// then, under a rule of their own, the facts corral knows: tool, plugin
+    /// and digest, gate, arguments. Every character that could drive a
+    /// terminal is shown as an escape ([`corral_names::text::escape`]), so
+    /// no guest text can erase, recolor or impersonate the host's lines.
+    /// Several lines, no trailing newline.
+    pub fn render(&self) -> String {
+        let quoted: Vec<String> = corral_names::text::escape(&self.description)
+            .lines()
+            .map(|line| format!("  │ {line}"))
+            .collect();
+        let args = serde_json::to_string_pretty(&self.arguments)
+            .unwrap_or_else(|_| self.arguments.to_string());
+        let args = corral_names::text::escape_json(&args);
+        let sha = if self.plugin_sha256.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (sha256 {}…)",
+                &self.plugin_sha256[..12.min(self.plugin_sha256.len())]
+            )
+        };
+        let (says, gate) = match self.gate {
+            Gate::Declared => (
+                "the tool's description",
+                "declared: the tool requires approval for every call",
+            ),
+            Gate::Requested => (
+                "the plugin asks, in its own words",
+                "requested by the plugin during the call",
+            ),
+        };
+        let args = args
+            .lines()
+            .enumerate()
+            .map(|(i, line)| {
+                if i == 0 {
+                    line.to_string()
+                } else {
+                    format!("           {line}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        format!(
+            "{says}:\n{}\n── from corral (not the plugin) ──\ntool:      {}\nplugin:    {}{sha}\n\
+             gate:      {gate}\narguments: {args}",
+            quoted.join("\n"),
+            corral_names::text::escape(&self.tool),
+            corral_names::text::escape(&self.plugin),
+        )
+    }
+}

@@ -1,0 +1,364 @@
+//! The sandbox: one fresh store and instance per call, deny-by-default WASI, and
+//! every limit (fuel, epoch deadline, wall-clock timeout, memory cap) applied
+//! before any guest code runs. This module is the only place guest code is
+//! executed; `describe` at load time goes through it too.
+//!
+//! What a guest gets by default (a plugin's policy can add directories,
+//! environment variables and HTTP destinations, see [`grants`]):
+//! - WASI with no preopened directories, no environment variables, no arguments,
+//!   stdin closed, TCP, UDP and name lookup disabled, every socket address
+//!   denied; wall and monotonic clocks and random numbers are available.
+//! - stdout and stderr captured to bounded buffers ([`stdio::Capture`]) and
+//!   logged after the call.
+//! - The `corral:tool/host` imports: `log`, `progress`, `request-approval`
+//!   ([`imports`]); approval requests go to an [`ApprovalHook`] the caller
+//!   injects, so the sandbox knows nothing of reviewers.
+//! - `wasi:http` outgoing requests, each checked against the plugin's allow-list
+//!   in the `send_request` hook; the default allow-list is empty, so every
+//!   request fails inside the guest with `HTTP-request-denied`. Raw sockets stay
+//!   off whatever the policy says.
+
+//!
+//! Invariant: nothing outside this module creates a `Store` for plugin code,
+//! and every store it creates has fuel, an epoch deadline, a wall-clock timer
+//! and a memory limiter set before instantiation (and, for a component of
+//! another world, a cap on host memory per lifted value,
+//! [`Limits::transfer_bytes`]). One store per [`run`],
+//! dropped at its end.
+
+pub mod any;
+mod budget;
+mod failure;
+pub mod http;
+mod imports;
+mod outcome;
+pub mod stdio;
+mod versions;
+
+use std::future::Future as _;
+use std::sync::Arc;
+use std::task::Poll;
+
+use wasmtime::component::{Linker, ResourceTable};
+use wasmtime::{Store, StoreLimitsBuilder, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use crate::engine::Engine;
+use crate::error::CallError;
+use crate::grants::Grants;
+use crate::limits::Limits;
+use budget::{Budget, Limiter};
+pub use failure::Failure;
+use http::{HttpGate, Resolver};
+pub use imports::{ApprovalHook, HookDecision, HookFuture};
+pub use imports::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES};
+pub use outcome::{ErrorInfo, GuestError};
+use stdio::Capture;
+pub use versions::PluginPre;
+
+/// Receives a guest's `progress(message)` calls as `(tool, message)`. Called
+/// on the runtime thread that runs the guest: keep it short (send to a
+/// channel).
+pub type ProgressSink = std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// Epoch ticks a guest runs before yielding to the async runtime: 2 ticks of
+/// [`EPOCH_TICK`](crate::engine::EPOCH_TICK) (5 ms), so about every 10 ms.
+pub const SLICE_TICKS: u64 = 2;
+
+/// Builds the linker every plugin is instantiated with: WASI p2 (async),
+/// `wasi:http` (outgoing, gated per call by [`grants::HttpGate`]) and the
+/// `corral:tool/host` interface.
+pub fn linker(engine: &Engine) -> wasmtime::Result<Linker<SandboxState>> {
+    let mut linker = Linker::new(engine.wasmtime());
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    versions::add_to_linker(&mut linker)?;
+    Ok(linker)
+}
+
+/// The WASI context of a call: everything denied but what `grants` adds,
+/// stdio captured.
+fn wasi_ctx(grants: &Grants, stdout: &Capture, stderr: &Capture) -> std::io::Result<WasiCtx> {
+    // `WasiCtxBuilder::new()` already has no env, args or preopens, a closed
+    // stdin and every socket address denied; the explicit calls below make the
+    // network denial independent of that default. No grant turns sockets on.
+    let mut builder = WasiCtxBuilder::new();
+    builder
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    grants.apply(&mut builder)?;
+    Ok(builder.build())
+}
+
+/// The per-call store data.
+pub struct SandboxState {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    http_gate: HttpGate,
+    table: ResourceTable,
+    limiter: Limiter,
+    stderr: Capture,
+    plugin: Arc<str>,
+    tool: Arc<str>,
+    approval: Option<Arc<dyn ApprovalHook>>,
+    budget: Arc<Budget>,
+    progress: Option<ProgressSink>,
+    /// The reason of an exit-early decision, if the guest got one.
+    rejected: Option<String>,
+    /// A configuration error met while reviewing (no reviewer, no terminal).
+    config_error: Option<CallError>,
+    /// Log and progress lines written for this call.
+    log_lines: u32,
+    /// Log and progress lines dropped past [`imports::MAX_LOG_LINES`].
+    log_dropped: u64,
+    /// The call's leak scan.
+    leaks: crate::redact::Leaks,
+}
+
+impl WasiHttpView for SandboxState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_gate,
+        }
+    }
+}
+
+impl WasiView for SandboxState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// What to run inside the sandbox.
+pub enum Op<'a> {
+    /// `tool.describe()`.
+    Describe,
+    /// `tool.call(name, arguments, context)`.
+    Call {
+        /// The tool's name as the guest knows it (before any policy rename).
+        name: &'a str,
+        /// The arguments, JSON text of an object, already validated.
+        arguments: &'a str,
+        /// The call context the plugin may see (WIT `context`).
+        context: &'a Vec<(String, String)>,
+    },
+}
+
+/// The result of an [`Op`].
+pub enum OpResult {
+    /// The specs `describe` returned, unchecked.
+    Describe(Vec<crate::spec::RawSpec>),
+    /// The guest's answer to `call`: its output text, or its own error.
+    Call(Result<String, GuestError>),
+}
+
+/// Everything a run reports besides its result.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// Fuel units consumed.
+    pub fuel_consumed: u64,
+    /// The guest printed to stdout: kept text and discarded byte count.
+    pub stdout: (String, u64),
+    /// The same for stderr.
+    pub stderr: (String, u64),
+    /// Reason of an exit-early approval decision the guest received.
+    pub rejected: Option<String>,
+    /// A configuration error met during a guest-requested review.
+    pub config_error: Option<CallError>,
+}
+
+/// Who is running and with what, for one sandboxed run.
+pub struct RunSetup<'a> {
+    /// The engine (its epoch ticker drives the deadline).
+    pub engine: &'a Engine,
+    /// The plugin's linked component.
+    pub pre: &'a PluginPre,
+    /// The run's effective limits: fuel, deadline, memory, output, stdio.
+    pub limits: &'a Limits,
+    /// The plugin's name (file stem), for logs and the guest's host calls.
+    pub plugin: Arc<str>,
+    /// The tool's name, for logs and progress.
+    pub tool: Arc<str>,
+    /// What the plugin's policy lets the guest reach.
+    pub grants: &'a Grants,
+    /// Decides the guest's `request-approval`; `None` answers every request
+    /// with a configuration error (as for `describe`).
+    pub approval: Option<Arc<dyn ApprovalHook>>,
+    /// Resolves the host names of outbound HTTP requests.
+    pub resolver: Arc<dyn Resolver>,
+    /// Receives the guest's `progress` messages; `None` drops them.
+    pub progress: Option<ProgressSink>,
+    /// The call's leak scan: log, progress and approval text and outbound
+    /// HTTP (both ways) are scanned for the plugin's secrets.
+    pub leaks: crate::redact::Leaks,
+}
+
+/// Instantiates a fresh instance under every limit, runs `op`, and tears the
+/// store down. Nothing survives the call.
+pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>, RunReport) {
+    let limits = setup.limits;
+    let stdout = Capture::new(limits.stdio_bytes);
+    let stderr = Capture::new(limits.stdio_bytes);
+    let budget = Arc::new(Budget::new(limits.timeout()));
+    let wasi = match wasi_ctx(setup.grants, &stdout, &stderr) {
+        Ok(wasi) => wasi,
+        Err(err) => {
+            let report = RunReport {
+                fuel_consumed: 0,
+                stdout: (String::new(), 0),
+                stderr: (String::new(), 0),
+                rejected: None,
+                config_error: None,
+            };
+            return (Err(Failure::Setup(err.to_string())), report);
+        }
+    };
+    let state = SandboxState {
+        wasi,
+        http: WasiHttpCtx::new(),
+        http_gate: HttpGate {
+            allow: setup.grants.http_allow.clone(),
+            credentials: setup.grants.http_credentials.clone(),
+            allow_private: setup.grants.http_private,
+            resolver: setup.resolver,
+            plugin: setup.plugin.clone(),
+            tool: setup.tool.clone(),
+            leaks: setup.leaks.clone(),
+        },
+        table: {
+            let mut table = ResourceTable::new();
+            table.set_max_capacity(limits.resources);
+            table
+        },
+        limiter: Limiter {
+            inner: StoreLimitsBuilder::new()
+                .memory_size(limits.memory_bytes)
+                .build(),
+            memory_refused: false,
+        },
+        stderr: stderr.clone(),
+        plugin: setup.plugin,
+        tool: setup.tool,
+        approval: setup.approval,
+        budget: budget.clone(),
+        progress: setup.progress,
+        rejected: None,
+        config_error: None,
+        log_lines: 0,
+        log_dropped: 0,
+        leaks: setup.leaks,
+    };
+    let mut store = Store::new(setup.engine.wasmtime(), state);
+    store.limiter(|state| &mut state.limiter);
+    // Fuel and the epoch deadline are per store: set them on every store, before
+    // instantiation (start functions run guest code too).
+    let fuel_ok = store.set_fuel(limits.fuel);
+    // What lifting one value may allocate on the host, for a component of
+    // another world, whose results are lifted as `Val`s (40 bytes a list
+    // element): bounded by the output cap, not wasmtime's 128 MiB default.
+    // A plugin of corral's world lifts its result as one string (a byte a
+    // byte, so the output cap, checked after, answers with the size).
+    if matches!(setup.pre, PluginPre::Any(..)) {
+        store.set_hostcall_fuel(limits.transfer_bytes());
+    }
+    // Guest code runs in slices of at most SLICE_TICKS epoch ticks. At the end
+    // of each slice it yields to the async runtime (so a dropped call, e.g. a
+    // cancelled MCP request, stops within a slice, and a spinning guest does
+    // not hold its worker thread), then continues with what is left of the
+    // budget (extended by approval reviews); with nothing left it traps.
+    let slice = Engine::deadline_ticks(limits.timeout()).min(SLICE_TICKS);
+    store.set_epoch_deadline(slice);
+    store.epoch_deadline_callback(|ctx| {
+        let left = ctx.data().budget.left();
+        Ok(if left.is_zero() {
+            UpdateDeadline::Interrupt
+        } else {
+            UpdateDeadline::Yield(Engine::deadline_ticks(left).min(SLICE_TICKS))
+        })
+    });
+
+    let result = match fuel_ok {
+        Err(err) => Err(Failure::Trap(format!("cannot set fuel: {err}"))),
+        Ok(()) => {
+            let pre = setup.pre;
+            let work = async {
+                match op {
+                    Op::Describe => pre.describe(&mut store).await.map(OpResult::Describe),
+                    Op::Call {
+                        name,
+                        arguments,
+                        context,
+                    } => pre
+                        .call(&mut store, name, arguments, context, limits.output_bytes)
+                        .await
+                        .map(OpResult::Call),
+                }
+            };
+            // The epoch stops guest code spinning in wasm; this timer stops a
+            // guest parked in an async host call (a WASI sleep, a poll). Waking
+            // early is harmless: the budget is re-read and the timer re-armed.
+            let outcome = {
+                let mut work = std::pin::pin!(work);
+                // Most calls are done in their first poll: they never make
+                // the timer (a runtime handle and a clock read).
+                let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+                match first {
+                    Poll::Ready(done) => Some(done),
+                    Poll::Pending => loop {
+                        let left = budget.left();
+                        if left.is_zero() {
+                            break None;
+                        }
+                        // `biased`: the call first.
+                        tokio::select! {
+                            biased;
+                            done = &mut work => break Some(done),
+                            () = tokio::time::sleep(left) => {}
+                        }
+                    },
+                }
+            };
+            match outcome {
+                None => Err(Failure::Timeout),
+                Some(Ok(value)) => Ok(value),
+                Some(Err(err)) => {
+                    let (stderr, _) = store.data().stderr.contents();
+                    Err(failure::classify(
+                        &err,
+                        store.data().limiter.memory_refused,
+                        &stderr,
+                    ))
+                }
+            }
+        }
+    };
+    let fuel_consumed = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+    let dropped = store.data().log_dropped;
+    if dropped > 0 {
+        let data = store.data();
+        tracing::warn!(
+            plugin = &*data.plugin,
+            tool = &*data.tool,
+            dropped,
+            "{dropped} guest log and progress messages dropped (more than {} in one call)",
+            imports::MAX_LOG_LINES
+        );
+    }
+    let report = RunReport {
+        fuel_consumed,
+        stdout: stdout.contents(),
+        stderr: stderr.contents(),
+        rejected: store.data_mut().rejected.take(),
+        config_error: store.data_mut().config_error.take(),
+    };
+    (result, report)
+}
