@@ -7,31 +7,16 @@
 //! and validating any JSON never panic; a schema the host accepts describes
 //! an object; validation reports at least one problem exactly when the
 //! arguments are invalid, each naming a JSON pointer.
+//!
+//! The body, with the invariants, is `fuzz/invariants/arguments.rs`, which
+//! the seed replay on stable (`tests/all/fuzz_seeds.rs`) runs over every
+//! file in `fuzz/seeds/arguments/`.
 
 #![no_main]
 
-use corral::__fuzz::{compile_parameters, schema_problems};
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    let (schema, arguments) = text.split_once('\0').unwrap_or((text, "{}"));
-    let Ok((schema, validator)) = compile_parameters(schema) else {
-        return;
-    };
-    assert_eq!(schema["type"], "object");
-    let Ok(arguments) = serde_json::from_str::<Value>(arguments) else {
-        return;
-    };
-    match schema_problems(&validator, &arguments) {
-        Ok(()) => assert!(validator.is_valid(&arguments)),
-        Err(problems) => {
-            assert!(!validator.is_valid(&arguments));
-            assert!(!problems.is_empty());
-            assert!(problems.iter().all(|p| p.starts_with('`')), "{problems:?}");
-        }
-    }
-});
+#[path = "../invariants/arguments.rs"]
+mod invariants;
+
+fuzz_target!(|data: &[u8]| invariants::check(data));

@@ -13,102 +13,16 @@
 //! state behind shows: the first full run stopped at 182 k sessions, each of
 //! which had left its `list_changed` listener alive (fixed in
 //! `corral-mcp/src/session.rs`).
+//!
+//! The body, with the invariants, is `fuzz/invariants/mcp_messages.rs`,
+//! which the seed replay on stable (`tests/all/fuzz_seeds.rs`) runs over
+//! every file in `fuzz/seeds/mcp_messages/`.
 
 #![no_main]
 
-use std::sync::OnceLock;
-use std::time::Duration;
-
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
-/// The runtime and server every input shares (an engine reserves its pool
-/// once per process).
-struct World {
-    runtime: tokio::runtime::Runtime,
-    server: corral_mcp::McpServer,
-}
+#[path = "../invariants/mcp_messages.rs"]
+mod invariants;
 
-fn world() -> &'static World {
-    static WORLD: OnceLock<World> = OnceLock::new();
-    WORLD.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let host = runtime
-            .block_on(
-                corral::Host::builder()
-                    .cache(corral::ComponentCache::disabled())
-                    .pool(corral::PoolConfig::default().with_max_concurrent_instances(4))
-                    .build(),
-            )
-            .expect("a host without plugins builds");
-        World {
-            server: corral_mcp::McpServer::new(host),
-            runtime,
-        }
-    })
-}
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"fuzz-init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fuzz","version":"0"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-const PING: &str = r#"{"jsonrpc":"2.0","id":"fuzz-end","method":"ping"}"#;
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    let world = world();
-    world.runtime.block_on(async {
-        let (client, server_io) = tokio::io::duplex(1 << 16);
-        let session = world.server.for_session();
-        let served = tokio::spawn(async move {
-            if let Ok(running) = rmcp::serve_server(session, tokio::io::split(server_io)).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let (read, mut write) = tokio::io::split(client);
-        let mut input = format!("{INITIALIZE}\n{INITIALIZED}\n");
-        for line in text.lines() {
-            input.push_str(line);
-            input.push('\n');
-        }
-        input.push_str(PING);
-        input.push('\n');
-        // Write while reading, so a full pipe cannot stall either side.
-        let writer = tokio::spawn(async move {
-            let _ = write.write_all(input.as_bytes()).await;
-            write
-        });
-        let mut lines = BufReader::new(read).lines();
-        let answered = tokio::time::timeout(Duration::from_secs(10), async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let message: Value = serde_json::from_str(&line).unwrap_or_else(|err| {
-                    panic!("the server wrote a line that is not JSON ({err}): {line}")
-                });
-                assert_eq!(message["jsonrpc"], "2.0", "{line}");
-                if message["id"] == "fuzz-end" && message.get("method").is_none() {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert!(
-            matches!(answered, Ok(true)),
-            "the server stopped answering: {answered:?}"
-        );
-        // The client hangs up; the session must end, and nothing of this
-        // input may outlive it (libFuzzer's leak check at exit found a
-        // pipe buffer of a session that was aborted rather than ended).
-        drop(writer.await);
-        drop(lines);
-        let ended = tokio::time::timeout(Duration::from_secs(10), served).await;
-        assert!(
-            matches!(ended, Ok(Ok(()))),
-            "the session did not end when its client hung up: {ended:?}"
-        );
-    });
-});
+fuzz_target!(|data: &[u8]| invariants::check(data));

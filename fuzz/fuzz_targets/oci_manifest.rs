@@ -7,27 +7,16 @@
 //! holds no control character (the registry's text reaches a terminal);
 //! an accepted manifest names a component layer that is within the cap
 //! and is listed in it.
+//!
+//! The body, with the invariants, is `fuzz/invariants/oci_manifest.rs`,
+//! which the seed replay on stable (corral-dist's `manifest::tests`) runs
+//! over every file in `fuzz/seeds/oci_manifest/`.
 
 #![no_main]
 
-use corral_dist::__fuzz::manifest_check;
 use libfuzzer_sys::fuzz_target;
 
-/// The component cap of the check, in bytes.
-const CAP: u64 = 1 << 20;
+#[path = "../invariants/oci_manifest.rs"]
+mod invariants;
 
-fuzz_target!(|data: &[u8]| {
-    match manifest_check(data, CAP) {
-        Err(why) => assert!(!why.chars().any(char::is_control), "{why:?}"),
-        Ok((digest, _)) => {
-            let value: serde_json::Value =
-                serde_json::from_slice(data).expect("an accepted manifest is JSON");
-            let layers = value["layers"].as_array().expect("it has layers");
-            assert!(
-                layers.iter().any(|l| l["digest"] == digest.as_str()
-                    && l["size"].as_u64().is_some_and(|size| size <= CAP)),
-                "{digest} is not a layer within the cap"
-            );
-        }
-    }
-});
+fuzz_target!(|data: &[u8]| invariants::check(data));

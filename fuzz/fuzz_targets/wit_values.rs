@@ -1,6 +1,6 @@
 //! Fuzzes any-component mode's conversion of a model's JSON arguments to
 //! component values and of component values back to JSON
-//! (`host/corral/src/foreign/value.rs`), by the parameter types of
+//! (`host/corral-sandbox/src/sandbox/any/value.rs`), by the parameter types of
 //! `tests/support/wit/values.wit`: every kind of component value.
 //!
 //! The input is a JSON object of arguments, as a model sends them; each
@@ -11,17 +11,22 @@
 //! written back as JSON that reads back as the same value and writes the
 //! same text; a cap below that text's length keeps a prefix of it and
 //! counts all of it.
+//!
+//! The body, with the invariants, is `fuzz/invariants/wit_values.rs`, which
+//! the seed replay on stable (`tests/all/fuzz_seeds.rs`) runs over every
+//! file in `fuzz/seeds/wit_values/`.
 
 #![no_main]
 
 use std::sync::OnceLock;
 
-use corral::__fuzz::value_round_trip;
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
 use wasmtime::component::types::{ComponentItem, Type};
 use wit_component::{ComponentEncoder, StringEncoding};
 use wit_parser::{LiftLowerAbi, ManglingAndAbi, Resolve};
+
+#[path = "../invariants/wit_values.rs"]
+mod invariants;
 
 /// The parameters of `values.wit`'s function, from a component of that
 /// world built in memory (as `corral-test-support`'s `exported_params`).
@@ -61,16 +66,4 @@ fn params() -> &'static [(String, Type)] {
     })
 }
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(arguments) = serde_json::from_slice::<Value>(data) else {
-        return;
-    };
-    for (name, ty) in params() {
-        let Some(value) = arguments.get(name) else {
-            continue;
-        };
-        if let Err(broken) = value_round_trip(ty, value) {
-            panic!("parameter `{name}`: {broken}");
-        }
-    }
-});
+fuzz_target!(|data: &[u8]| invariants::check(data, params()));

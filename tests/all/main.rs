@@ -18,6 +18,7 @@ mod disclosure;
 mod discovery;
 mod distribution;
 mod foreign;
+mod fuzz_seeds;
 mod host_api;
 mod hostile;
 mod keyless;

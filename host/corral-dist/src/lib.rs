@@ -18,6 +18,11 @@
 //! docker `config.json` (`$DOCKER_CONFIG`, or `~/.docker/`), and plain HTTP
 //! for loopback registries only.
 
+// The fuzz targets' bodies name this crate by its name; its tests include
+// the `oci_manifest` target's (`manifest::fuzz_target`).
+#[cfg(test)]
+extern crate self as corral_dist;
+
 mod accept;
 mod client;
 mod error;

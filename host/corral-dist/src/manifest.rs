@@ -144,9 +144,37 @@ pub fn check(raw: &[u8], max_bytes: u64) -> Result<(String, bool), String> {
     Ok((layers.component.digest.clone(), layers.policy.is_some()))
 }
 
+/// The `oci_manifest` fuzz target's body, with its invariants: the seed
+/// replay below runs it over every seed.
+#[cfg(test)]
+#[path = "../../../fuzz/invariants/oci_manifest.rs"]
+mod fuzz_target;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `oci_manifest` fuzz target's named seeds (the crash reproducers
+    /// among them), by file name.
+    fn seeds() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/oci_manifest")
+    }
+
+    /// Every seed of the fuzz target keeps its invariants on stable, as CI
+    /// runs it (the campaign's generated corpus is an archive that only
+    /// `scripts/fuzz.sh` unpacks).
+    #[test]
+    fn every_seed_keeps_the_fuzz_targets_invariants() {
+        let mut replayed = 0;
+        for entry in std::fs::read_dir(seeds()).expect("fuzz/seeds/oci_manifest") {
+            let path = entry.expect("an entry").path();
+            let data = std::fs::read(&path).expect("a seed");
+            let kept = std::panic::catch_unwind(|| super::fuzz_target::check(&data));
+            assert!(kept.is_ok(), "seed {} breaks an invariant", path.display());
+            replayed += 1;
+        }
+        assert!(replayed >= 4, "only {replayed} seeds");
+    }
 
     /// The fuzz target's seeds reach the manifest check and come out as
     /// each was written to (the reference was once written without
@@ -154,9 +182,7 @@ mod tests {
     /// and fuzzing reached nothing past it).
     #[test]
     fn the_check_reads_the_manifest() {
-        let corpus =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/oci_manifest");
-        let seed = |name: &str| std::fs::read(corpus.join(name)).expect(name);
+        let seed = |name: &str| std::fs::read(seeds().join(name)).expect(name);
         let (digest, policy) = check(&seed("component_and_policy.json"), 1 << 20).expect("valid");
         assert_eq!(
             digest,
@@ -175,9 +201,7 @@ mod tests {
     /// unchecked), though it is not JSON.
     #[test]
     fn a_manifest_that_is_not_utf8_is_refused() {
-        let corpus =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/oci_manifest");
-        let raw = std::fs::read(corpus.join("not_utf8_in_an_ignored_field.json")).expect("seed");
+        let raw = std::fs::read(seeds().join("not_utf8_in_an_ignored_field.json")).expect("seed");
         assert!(serde_json::from_slice::<serde_json::Value>(&raw).is_err());
         let why = check(&raw, 1 << 20).unwrap_err();
         assert!(why.contains("not UTF-8 JSON (byte 357 "), "{why}");

@@ -1,6 +1,7 @@
-//! Writes the fixtures and seed corpus of the `signature_evidence` fuzz
-//! target: a test Sigstore's trusted root, a key's public half, a signed
-//! file, and one valid piece of evidence of each kind for it
+//! Writes the fixtures (`fuzz/fixtures/signature_evidence/`) and named
+//! seeds (`fuzz/seeds/signature_evidence/`) of the `signature_evidence`
+//! fuzz target: a test Sigstore's trusted root, a key's public half, a
+//! signed file, and one valid piece of evidence of each kind for it
 //! (`corral_test_support::evidence_seeds`). The private key is thrown
 //! away. Run from the repository root:
 //!
@@ -22,7 +23,7 @@ fn write(path: &Path, bytes: &[u8]) {
 
 fn main() {
     let fixtures = Path::new("fuzz/fixtures/signature_evidence");
-    let corpus = Path::new("fuzz/corpus/signature_evidence");
+    let seeds_dir = Path::new("fuzz/seeds/signature_evidence");
     let sigstore = TestSigstore::new();
     write(
         &fixtures.join("trusted_root.json"),
@@ -33,6 +34,9 @@ fn main() {
     write(&fixtures.join("fuzz.pub"), seeds.public_pem.as_bytes());
     // The first byte of a seed is its kind.
     for (name, kind, text) in seeds.evidence {
-        write(&corpus.join(name), &[&[kind][..], text.as_bytes()].concat());
+        write(
+            &seeds_dir.join(name),
+            &[&[kind][..], text.as_bytes()].concat(),
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! The fuzz targets' invariants (`fuzz/fuzz_targets/`) as property tests on
+//! The fuzz targets' invariants (`fuzz/invariants/`, the targets' bodies) as property tests on
 //! stable Rust, a bounded number of cases each, so CI checks them on every
 //! run; `scripts/fuzz.sh` runs the same invariants for millions of inputs
 //! with nightly and coverage guidance.
