@@ -241,12 +241,12 @@ const CORE_VERSION: [u8; 4] = [1, 0, 0, 0];
 
 /// Compiles the component `bytes` (whose sha256 is `sha256`), or loads it
 /// from `cache`: the one place a file becomes a [`Component`] (loading and
-/// [`Host::inspect`](crate::Host::inspect)).
+/// `corral::Host::inspect`).
 ///
 /// # Errors
-/// [`ComponentError::NotWasm`], [`ComponentError::CoreModule`],
-/// [`ComponentError::MemoryTooLarge`], [`ComponentError::AsyncAbi`] or
-/// [`ComponentError::InvalidComponent`].
+/// [`ComponentError::NotWasm`](crate::ComponentError::NotWasm), [`ComponentError::CoreModule`](crate::ComponentError::CoreModule),
+/// [`ComponentError::MemoryTooLarge`](crate::ComponentError::MemoryTooLarge), [`ComponentError::AsyncAbi`](crate::ComponentError::AsyncAbi) or
+/// [`ComponentError::InvalidComponent`](crate::ComponentError::InvalidComponent).
 pub fn compile(
     engine: &Engine,
     cache: &ComponentCache,

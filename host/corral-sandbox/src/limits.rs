@@ -77,7 +77,7 @@ impl Limits {
     pub const DEFAULT_DESCRIBE_TIMEOUT_MS: u64 = 2_000;
 
     /// The default ceiling of what a plugin's policy may grant
-    /// ([`HostBuilder::max_limits`](crate::HostBuilder::max_limits)): 1e10
+    /// (`corral::HostBuilder::max_limits`): 1e10
     /// fuel, 300 000 ms, 1 GiB of memory (capped by the pool), 16 MiB of
     /// output, 1 MiB of stdio, 100 000 resources.
     pub const DEFAULT_MAX: Limits = Limits {
@@ -297,13 +297,13 @@ impl LimitOverrides {
 /// retries all get their limits here.
 ///
 /// Precedence, lowest first:
-/// 1. `host`: the host's defaults ([`HostBuilder::limits`](crate::HostBuilder::limits)).
+/// 1. `host`: the host's defaults (`corral::HostBuilder::limits`).
 /// 2. `policy`: the plugin's policy file (`[limits]`); each knob it sets
 ///    replaces the host's default. The loader has already refused a policy
 ///    above the host's maximums
-///    ([`HostBuilder::max_limits`](crate::HostBuilder::max_limits)).
+///    (`corral::HostBuilder::max_limits`).
 /// 3. `call`: the per-call override
-///    ([`CallOptions::limits`](crate::CallOptions::limits)), which can only
+///    (`corral::CallOptions::limits`), which can only
 ///    tighten: each knob is the smaller of the override and step 2. A plan
 ///    uses it to cut a step's deadline to what is left of the plan's.
 ///

@@ -67,7 +67,7 @@ pub type ProgressSink = std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>;
 pub const SLICE_TICKS: u64 = 2;
 
 /// Builds the linker every plugin is instantiated with: WASI p2 (async),
-/// `wasi:http` (outgoing, gated per call by [`grants::HttpGate`]) and the
+/// `wasi:http` (outgoing, gated per call by the plugin's allow-list) and the
 /// `corral:tool/host` interface.
 pub fn linker(engine: &Engine) -> wasmtime::Result<Linker<SandboxState>> {
     let mut linker = Linker::new(engine.wasmtime());

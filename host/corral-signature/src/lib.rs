@@ -11,7 +11,7 @@
 //!   --bundle` writes it (`corral sign --bundle` writes a key-based one):
 //!   key-based, or keyless (a short-lived certificate naming the signer's
 //!   identity, and a transparency log entry), checked offline against
-//!   trusted roots ([`TrustedRoot`]); see [`bundle`](self::bundle);
+//!   trusted roots ([`TrustedRoot`]); see `bundle.rs`;
 //! - **`NAME.wasm.cosign.json`**: what a pull found in the registry, kept to
 //!   be checked again at every load: cosign's signature (the `sha256-….sig`
 //!   tag beside the artifact: a simple-signing payload naming the manifest

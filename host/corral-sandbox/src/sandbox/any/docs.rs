@@ -36,8 +36,8 @@ const STAMP_MAX_FILES: usize = 1_000;
 const STAMP_MAX_BYTES: u64 = 16 << 20;
 
 /// A digest of the WIT beside `component` (its `.wit` and `.wasm` files, by
-/// relative path, not following symbolic links, within [`STAMP_MAX_FILES`]
-/// and [`STAMP_MAX_BYTES`]), so a reload notices a change to the docs;
+/// relative path, not following symbolic links, within 1 000 files
+/// and 16 MiB), so a reload notices a change to the docs;
 /// `None` when there is none. Unreadable entries count as absent.
 pub fn sidecar_stamp(component: &Path) -> Option<String> {
     let root = sidecar(component);

@@ -1,7 +1,7 @@
 //! Name resolution for outbound HTTP, done by the host (never the guest):
 //! the [`Resolver`] trait, and [`SystemResolver`], the default, which asks
 //! the operating system. An embedder (or a test) can supply its own through
-//! [`HostBuilder::resolver`](crate::HostBuilder::resolver).
+//! `corral::HostBuilder::resolver`.
 
 use std::future::Future;
 use std::net::SocketAddr;
