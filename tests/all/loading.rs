@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use corral::LoadErrorReason::Component;
 use corral::{CallOptions, ComponentError, LoadError, LoadErrorReason};
 
 use crate::support::{
@@ -45,10 +46,7 @@ async fn truncated_component() {
     )
     .await;
     assert!(
-        matches!(
-            err.reason,
-            LoadErrorReason::Component(ComponentError::InvalidComponent(_))
-        ),
+        matches!(err.reason, Component(ComponentError::InvalidComponent(_))),
         "{err}"
     );
     assert!(
@@ -65,10 +63,7 @@ async fn not_wasm_at_all() {
         "notes.wasm",
     )
     .await;
-    assert_eq!(
-        err.reason,
-        LoadErrorReason::Component(ComponentError::NotWasm)
-    );
+    assert_eq!(err.reason, Component(ComponentError::NotWasm));
 }
 
 #[tokio::test]
@@ -80,10 +75,7 @@ async fn core_module_instead_of_a_component() {
         "core.wasm",
     )
     .await;
-    assert_eq!(
-        err.reason,
-        LoadErrorReason::Component(ComponentError::CoreModule)
-    );
+    assert_eq!(err.reason, Component(ComponentError::CoreModule));
     assert!(err.to_string().contains("not a component"), "{err}");
 }
 
@@ -327,27 +319,18 @@ async fn odd_entries_are_reported_with_their_reason_and_names_escaped() {
         ],
         "{errors:?}"
     );
-    assert_eq!(
-        errors[0].1,
-        LoadErrorReason::Component(ComponentError::NotWasm)
-    );
+    assert_eq!(errors[0].1, Component(ComponentError::NotWasm));
     assert_eq!(
         errors[1].1,
-        LoadErrorReason::Component(ComponentError::NotAFile("a directory"))
+        Component(ComponentError::NotAFile("a directory"))
     );
-    assert_eq!(
-        errors[2].1,
-        LoadErrorReason::Component(ComponentError::NotWasm)
-    );
+    assert_eq!(errors[2].1, Component(ComponentError::NotWasm));
     assert_eq!(
         errors[3].1,
-        LoadErrorReason::Component(ComponentError::NotAFile("a named pipe (FIFO)"))
+        Component(ComponentError::NotAFile("a named pipe (FIFO)"))
     );
     assert!(
-        matches!(
-            errors[4].1,
-            LoadErrorReason::Component(ComponentError::Io(_))
-        ),
+        matches!(errors[4].1, Component(ComponentError::Io(_))),
         "{errors:?}"
     );
     assert_still_serves(&host).await;
@@ -433,10 +416,7 @@ async fn a_file_that_cannot_be_read_is_reported_with_the_reason() {
     )
     .await;
     assert!(
-        matches!(
-            err.reason,
-            LoadErrorReason::Component(ComponentError::Io(_))
-        ),
+        matches!(err.reason, Component(ComponentError::Io(_))),
         "{err}"
     );
     assert!(err.to_string().contains("Input/output error"), "{err}");

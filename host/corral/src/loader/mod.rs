@@ -1,5 +1,5 @@
 //! The loader: finds `*.wasm` files in the plugin directory, reads each one
-//! within the size cap ([`crate::files`]) with its policy
+//! within the size cap (`corral_sandbox::read_plugin`) with its policy
 //! ([`crate::policy`]), checks its integrity pin and its `corral.lock` entry
 //! ([`crate::lock`]), compiles them in
 //! parallel, largest first, one worker per core (`parallel.rs`; through the
@@ -60,7 +60,7 @@ pub(crate) struct LoadLimits {
     pub pool: corral_sandbox::PoolConfig,
     /// Whether components of other worlds load in any-component mode.
     pub any_component: bool,
-    /// The plugin size cap, in bytes ([`crate::files`]).
+    /// The plugin size cap, in bytes (`corral_sandbox::read_plugin`).
     pub max_plugin_bytes: u64,
 }
 
