@@ -27,104 +27,83 @@
 //! # Ok(()) }
 //! ```
 
-mod approval;
-mod audit;
+// The layers, lowest first. Loading a plugin set flows up through
+// `config`, `loader` and `catalog`; a call flows down from `host` through
+// `call` into the sandbox (the `corral-sandbox` crate). `ARCHITECTURE.md`
+// draws both flows.
 mod call;
-mod call_metrics;
-mod caps;
 mod catalog;
-mod compose;
-mod context;
-mod depgraph;
-mod discovery;
-mod error;
-mod health;
+mod config;
 mod host;
-mod inspect;
 mod loader;
-mod lock;
-mod manifest;
-mod names;
-mod plugin;
-mod policy;
+mod model;
 #[cfg(test)]
 mod proptests;
-mod registry;
-mod resilience;
-mod resolver;
-mod schema;
-mod secrets;
-mod signature;
-mod spec;
-mod stages;
-mod watch;
 
-pub use approval::console::ConsoleReviewer;
-pub use approval::rules::{RULES_VERSION, RulesError, RulesReviewer};
-pub use approval::standing::{StandingApprovals, StandingError};
-pub use approval::{
+pub use call::approval::console::ConsoleReviewer;
+pub use call::approval::rules::{RULES_VERSION, RulesError, RulesReviewer};
+pub use call::approval::standing::{StandingApprovals, StandingError};
+pub use call::approval::{
     ApprovalDecision, AutoApprove, DEFAULT_REVIEW_TIMEOUT, DenyAll, Gate, ReviewError,
     ReviewFuture, ReviewRequest, Reviewer, requires_approval,
 };
-pub use audit::{AuditError, AuditLog, AuditRecord, CallRecord, mask as mask_fields};
+pub use call::audit::{AuditError, AuditLog, AuditRecord, CallRecord, mask as mask_fields};
+pub use call::compose::pipeline::{ErrorStrategy, PIPELINES_FILE, Pipeline, PipelineStep};
+pub use call::compose::plan::execute::{PlanResult, StepResult, StepStatus};
+pub use call::compose::plan::graph::Graph as PlanGraph;
+pub use call::compose::plan::{Plan, PlanError, PlanLimits, Step};
+pub use call::compose::{CallFuture, Caller};
+pub use call::health::{HealthReport, HealthStatus, ToolHealth};
+pub use call::resilience::DEFAULT_MAX_CONTEXT_KEYS;
+pub use call::stages::one_shot::{LOOP_ID_KEY, LOOP_TTL, MAX_LOOPS};
+pub use call::stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation, SPAN_TARGET};
 pub use call::{CallContext, CallOptions, CallOutput, ProgressSink, ToolResult};
-pub use caps::{DescribeCaps, DescribeOverrides};
-pub use catalog::{Catalog, ReloadReport};
-pub use compose::pipeline::{ErrorStrategy, PIPELINES_FILE, Pipeline, PipelineStep};
-pub use compose::plan::execute::{PlanResult, StepResult, StepStatus};
-pub use compose::plan::graph::Graph as PlanGraph;
-pub use compose::plan::{Plan, PlanError, PlanLimits, Step};
-pub use compose::{CallFuture, Caller};
-pub use context::ContextPolicy;
-pub use corral_sandbox::DEFAULT_MAX_PLUGIN_BYTES;
-pub use corral_sandbox::{CacheOutcome, ComponentCache};
-pub use corral_sandbox::{CallError, ComponentError};
-pub use corral_sandbox::{EPOCH_TICK, Engine};
-pub use corral_sandbox::{Import as ComponentImport, Skipped as SkippedExport};
-pub use corral_sandbox::{Latency, ResilienceHints, ReturnBehavior, ToolMetadata};
-pub use corral_sandbox::{
-    LimitOverrides, Limits, LimitsError, PoolConfig, effective as effective_limits,
+pub use catalog::depgraph::ToolGraph;
+pub use catalog::discovery::search::{
+    DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT, MAX_LIMIT as SEARCH_MAX_LIMIT,
 };
-pub use corral_sandbox::{
-    MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, ResolveFuture, Resolver, SLICE_TICKS, SystemResolver,
-    internal_range,
-};
-pub use depgraph::ToolGraph;
-pub use discovery::one_shot::{LOOP_ID_KEY, LOOP_TTL, MAX_LOOPS};
-pub use discovery::search::{DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT, MAX_LIMIT as SEARCH_MAX_LIMIT};
-pub use discovery::{
+pub use catalog::discovery::{
     DISCLOSURE_FILE, DisclosureMode, Facade, Facades, GROUPS_FILE, Permission, Selection, ToolGroup,
 };
-pub use error::{HostError, LoadError, LoadErrorReason};
-pub use health::{HealthReport, HealthStatus, ToolHealth};
-pub use host::{Host, HostBuilder};
-pub use inspect::{InspectedTool, Inspection};
-pub use loader::plugin_files;
-pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedPlugin};
-pub use manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
-pub use names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
-pub use plugin::Plugin;
-pub use policy::{
+pub use catalog::manifest::{MANIFEST_SCHEMA, MANIFEST_VERSION};
+pub use catalog::registry::Tool;
+pub use catalog::state::RuntimeStats;
+pub use catalog::watch::{DEBOUNCE, MAX_RELOAD_DELAY, REWATCH_POLL, Watcher};
+pub use catalog::{Catalog, ReloadReport};
+pub use config::caps::{DescribeCaps, DescribeOverrides};
+pub use config::context::ContextPolicy;
+pub use config::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedPlugin};
+pub use config::policy::{
     Credential, DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy,
     PolicyError, ValuePart, policy_path, policy_path_in, requested_policy_path,
 };
-pub use registry::Tool;
-pub use resilience::{
-    AuditConfig, AuditLevel, BreakerConfig, CacheConfig, DEFAULT_MAX_CONTEXT_KEYS,
-    HealthThresholds, Per, RateLimitConfig, ResiliencePolicy, ResilienceSwitches, ResilienceTable,
-    RetryConfig, RuntimeStats, ToolResilience,
+pub use config::resilience::{
+    AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,
+    ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
 };
-pub use secrets::{SecretError, SecretStore};
+pub use config::secrets::{SecretError, SecretStore};
+pub use corral_sandbox::{
+    CacheOutcome, CallError, ComponentCache, ComponentError, DEFAULT_MAX_PLUGIN_BYTES, EPOCH_TICK,
+    Engine, Import as ComponentImport, Latency, LimitOverrides, Limits, LimitsError, MAX_LOG_LINES,
+    MAX_LOG_MESSAGE_BYTES, PoolConfig, ResilienceHints, ResolveFuture, Resolver, ReturnBehavior,
+    SLICE_TICKS, Skipped as SkippedExport, SystemResolver, ToolMetadata,
+    effective as effective_limits, internal_range,
+};
+pub use host::error::HostError;
+pub use host::{Host, HostBuilder};
+pub use loader::error::{LoadError, LoadErrorReason};
+pub use loader::inspect::{InspectedTool, Inspection};
+pub use loader::plugin::Plugin;
+pub use loader::plugin_files;
 #[cfg(feature = "signatures")]
-pub use signature::{
+pub use loader::signature::{
     BUNDLE_MEDIA_TYPE, OciEvidence, PublicKey, SIGNATURE_ANNOTATION, SIGNATURE_MEDIA_TYPE,
     SignatureError, SigningKey, Trust, TrustedRoot, blob_signature_path, bundle_path, key_bundle,
     oci_evidence_path, payload_digest, simple_signing_payload, verify_file, verifying_key,
 };
-pub use signature::{Identity, Signed};
-pub use spec::ToolSpec;
-pub use stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation, SPAN_TARGET};
-pub use watch::{DEBOUNCE, MAX_RELOAD_DELAY, REWATCH_POLL, Watcher};
+pub use loader::signature::{Identity, Signed};
+pub use model::names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
+pub use model::spec::ToolSpec;
 
 /// The rules for untrusted text: which characters guest text may carry,
 /// and how it is shown on a terminal (see the module docs).
@@ -136,9 +115,9 @@ pub mod untrusted_text {
 /// stability promise.
 #[doc(hidden)]
 pub mod __fuzz {
-    pub use crate::compose::plan::reference::{Output, Reference, find, substitute};
-    pub use crate::schema::{compile_parameters, problems as schema_problems};
+    pub use crate::call::compose::plan::reference::{Output, Reference, find, substitute};
     #[cfg(feature = "signatures")]
-    pub use crate::signature::check_evidence;
+    pub use crate::loader::signature::check_evidence;
+    pub use crate::model::schema::{compile_parameters, problems as schema_problems};
     pub use corral_sandbox::__fuzz::value_round_trip;
 }

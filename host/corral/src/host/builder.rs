@@ -11,20 +11,20 @@ use tokio::sync::watch;
 use tower::util::BoxCloneSyncService;
 
 use super::{Host, HostInner};
-use crate::approval::Reviewer;
-use crate::approval::gate::Gatekeeper;
-use crate::approval::standing::StandingApprovals;
-use crate::audit::AuditLog;
 use crate::call::CallContext;
-use crate::caps::DescribeCaps;
+use crate::call::approval::Reviewer;
+use crate::call::approval::gate::Gatekeeper;
+use crate::call::approval::standing::StandingApprovals;
+use crate::call::audit::AuditLog;
+use crate::call::compose::plan::PlanLimits;
+use crate::call::stages::{CallEnv, DispatchService, PluginDispatch};
 use crate::catalog;
-use crate::compose::plan::PlanLimits;
-use crate::context::{ContextConfig, ContextPolicy};
-use crate::discovery::Discovery;
-use crate::error::HostError;
+use crate::catalog::discovery::Discovery;
+use crate::config::caps::DescribeCaps;
+use crate::config::context::{ContextConfig, ContextPolicy};
+use crate::config::resilience::ResilienceSwitches;
+use crate::host::error::HostError;
 use crate::loader::{LoadContext, LoadLimits};
-use crate::resilience::ResilienceSwitches;
-use crate::stages::{CallEnv, DispatchService, PluginDispatch};
 use corral_sandbox as sandbox;
 use corral_sandbox::ComponentCache;
 use corral_sandbox::Engine;
@@ -44,7 +44,7 @@ type LayerFn = Arc<dyn Fn(DispatchService) -> DispatchService + Send + Sync>;
 /// per-user component cache ([`ComponentCache::user_default`]); for approval
 /// gates no reviewer (a gated call fails with a configuration error), standing
 /// approvals in memory only, no audit log, a review timeout of
-/// [`DEFAULT_REVIEW_TIMEOUT`](crate::approval::DEFAULT_REVIEW_TIMEOUT) and no
+/// [`DEFAULT_REVIEW_TIMEOUT`](crate::call::approval::DEFAULT_REVIEW_TIMEOUT) and no
 /// tools marked as requiring approval beyond their specs; for context no
 /// host-level pairs and, for every plugin, [`ContextPolicy::default`] (no key
 /// crosses); no dispatch layers.
@@ -69,8 +69,8 @@ pub struct HostBuilder {
     any_component: bool,
     pub(super) max_plugin_bytes: u64,
     pub(super) serve_while_compiling: bool,
-    pub(super) trust: crate::signature::Trust,
-    secrets: Option<crate::secrets::SecretStore>,
+    pub(super) trust: crate::loader::signature::Trust,
+    secrets: Option<crate::config::secrets::SecretStore>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -107,7 +107,7 @@ impl Default for HostBuilder {
             any_component: true,
             max_plugin_bytes: corral_sandbox::DEFAULT_MAX_PLUGIN_BYTES,
             serve_while_compiling: false,
-            trust: crate::signature::Trust::default(),
+            trust: crate::loader::signature::Trust::default(),
             secrets: None,
         }
     }
@@ -225,7 +225,7 @@ impl HostBuilder {
     }
 
     /// How long a reviewer may take before the decision becomes deny.
-    /// Default: [`DEFAULT_REVIEW_TIMEOUT`](crate::approval::DEFAULT_REVIEW_TIMEOUT)
+    /// Default: [`DEFAULT_REVIEW_TIMEOUT`](crate::call::approval::DEFAULT_REVIEW_TIMEOUT)
     /// (120 000 ms).
     #[must_use]
     pub fn review_timeout(mut self, timeout: Duration) -> Self {
@@ -349,7 +349,7 @@ impl HostBuilder {
     /// Default: none, so a plugin whose policy names a secret fails to
     /// load, saying which.
     #[must_use]
-    pub fn secrets(mut self, store: crate::secrets::SecretStore) -> Self {
+    pub fn secrets(mut self, store: crate::config::secrets::SecretStore) -> Self {
         self.secrets = Some(store);
         self
     }
@@ -413,7 +413,7 @@ impl HostBuilder {
             self.pool.max_concurrent_instances as usize,
         ));
         let discovery = self.discovery;
-        let states = crate::resilience::state::StateCount::default();
+        let states = crate::catalog::state::StateCount::default();
         self.cache.sweep();
         let (catalog, _) = catalog::load(
             &LoadContext {
@@ -439,7 +439,7 @@ impl HostBuilder {
         super::startup::warn_about_gates(&catalog, &self.required, self.gate.reviewer.is_some());
         let gate = Arc::new(self.gate);
         // The sandbox, inside the resilience layers, inside the embedder's.
-        let mut dispatch: DispatchService = crate::resilience::wrap(
+        let mut dispatch: DispatchService = crate::call::resilience::wrap(
             PluginDispatch::new(
                 engine.clone(),
                 gate.clone(),

@@ -1,5 +1,5 @@
 //! [`Host::call`] and [`Host::call_value`]: one call through the call
-//! pipeline ([`crate::stages`]) inside its `corral.call` span, then recorded
+//! pipeline ([`crate::call::stages`]) inside its `corral.call` span, then recorded
 //! (log line, metrics, the tool's health window).
 
 use std::sync::Arc;
@@ -9,9 +9,9 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use super::Host;
+use crate::call::stages::{self, RawArguments};
 use crate::call::{CallOptions, CallOutput};
-use crate::error::CallError;
-use crate::stages::{self, RawArguments};
+use corral_sandbox::CallError;
 
 impl Host {
     /// Calls `name` with `arguments` (JSON text of an object).
@@ -120,7 +120,8 @@ impl Host {
             tool = catalog.tool(name).cloned();
         }
         // The build that runs the call, named before a reload can replace it.
-        if let Some(crate::registry::Provider::Plugin(plugin)) = tool.as_ref().map(|t| t.provider())
+        if let Some(crate::catalog::registry::Provider::Plugin(plugin)) =
+            tool.as_ref().map(|t| t.provider())
         {
             let span = tracing::Span::current();
             span.record("corral.plugin", plugin.name());
@@ -143,7 +144,7 @@ impl Host {
             // The tool's health counts its own failures and real runs only.
             let ok = match &result {
                 Ok(out) => (!out.cache_hit && out.attempts > 0).then_some(true),
-                Err(err) => crate::resilience::is_tool_failure(err).then_some(false),
+                Err(err) => crate::call::resilience::is_tool_failure(err).then_some(false),
             };
             if let Some(ok) = ok {
                 let state = tool.state();

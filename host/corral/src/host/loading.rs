@@ -13,7 +13,7 @@ impl HostBuilder {
     /// Default: no keys, nothing required.
     #[must_use]
     #[cfg(feature = "signatures")]
-    pub fn trust(mut self, trust: crate::signature::Trust) -> Self {
+    pub fn trust(mut self, trust: crate::loader::signature::Trust) -> Self {
         self.trust = trust;
         self
     }

@@ -1,9 +1,10 @@
 //! [`Host`]: the embeddable entry point. It serves one [`Catalog`] at a time
 //! (swapped whole on reload), lists the resolved tools, and runs every call
-//! through the call pipeline ([`crate::stages`]), recording each one.
+//! through the call pipeline ([`crate::call::stages`]), recording each one.
 
 mod builder;
 mod call;
+pub(crate) mod error;
 mod loading;
 mod startup;
 
@@ -17,15 +18,17 @@ use wasmtime::component::Linker;
 pub use builder::HostBuilder;
 
 use crate::call::CallOptions;
+use crate::call::compose::plan::{PLAN_TOOL, Plan};
+use crate::call::compose::{CallFuture, Caller};
+use crate::call::stages::CallEnv;
+use crate::catalog::registry::Tool;
 use crate::catalog::{self, Catalog, ReloadReport};
-use crate::compose::plan::{PLAN_TOOL, Plan};
-use crate::compose::{CallFuture, Caller};
-use crate::context::ContextPolicy;
-use crate::error::{CallError, HostError, LoadError};
+use crate::config::context::ContextPolicy;
+use crate::host::error::HostError;
+use crate::loader::error::LoadError;
 use crate::loader::{LoadContext, LoadLimits};
-use crate::registry::Tool;
-use crate::spec::ToolSpec;
-use crate::stages::CallEnv;
+use crate::model::spec::ToolSpec;
+use corral_sandbox::CallError;
 use corral_sandbox::ComponentCache;
 use corral_sandbox::Engine;
 use corral_sandbox::Limits;
@@ -71,16 +74,16 @@ struct HostInner {
     /// The generation of the catalog whenever the tool set changes.
     changes: watch::Sender<u64>,
     /// `tool_search`, groups and the selection, for every reload.
-    discovery: crate::discovery::Discovery,
+    discovery: crate::catalog::discovery::Discovery,
     /// Counts the per-tool runtime states alive.
-    states: crate::resilience::state::StateCount,
+    states: crate::catalog::state::StateCount,
     /// Where `[[http.credentials]]` find their secrets, on every load.
-    secrets: Option<crate::secrets::SecretStore>,
+    secrets: Option<crate::config::secrets::SecretStore>,
     /// Counts finished reloads (whatever they changed): what a call waiting
     /// for a pending plugin wakes on.
     reloads: watch::Sender<u64>,
     /// The signature requirement, on every load.
-    trust: crate::signature::Trust,
+    trust: crate::loader::signature::Trust,
 }
 
 impl std::fmt::Debug for Host {
@@ -208,14 +211,14 @@ impl Host {
     /// # Errors
     /// [`HostError::Watch`] without a plugin directory or when it cannot be
     /// watched.
-    pub fn watch(&self) -> Result<crate::watch::Watcher, HostError> {
+    pub fn watch(&self) -> Result<crate::catalog::watch::Watcher, HostError> {
         let dir = self
             .plugin_dir()
             .ok_or_else(|| HostError::Watch("the host has no plugin directory to watch".into()))?
             .to_path_buf();
         let host = self.clone();
         let policy_dir = self.inner.policy_dir.clone();
-        crate::watch::start(dir, policy_dir, move || {
+        crate::catalog::watch::start(dir, policy_dir, move || {
             let host = host.clone();
             async move {
                 match host.reload().await {
@@ -249,7 +252,7 @@ impl Host {
     /// A [`LoadError`](crate::LoadError) when it is not a component, does not
     /// compile, or its WIT cannot be decoded.
     pub fn inspect(&self, path: &std::path::Path) -> Result<crate::Inspection, crate::LoadError> {
-        crate::inspect::inspect(
+        crate::loader::inspect::inspect(
             &self.inner.engine,
             &self.inner.linker,
             &self.inner.cache,
@@ -274,7 +277,7 @@ impl Host {
 
     /// Whether calls of `tool` pass the declared approval gate
     /// ([`Tool::requires_approval`], decided when the catalog was built by
-    /// [`approval::requires_approval`](crate::approval::requires_approval),
+    /// [`approval::requires_approval`](crate::call::approval::requires_approval),
     /// the one rule); `false` for an
     /// unknown tool.
     pub fn requires_approval(&self, tool: &str) -> bool {
@@ -299,17 +302,17 @@ impl Host {
     /// grants, as JSON valid against [`MANIFEST_SCHEMA`](crate::MANIFEST_SCHEMA).
     pub fn manifest(&self) -> Value {
         let catalog = self.catalog();
-        crate::manifest::build(&catalog)
+        crate::catalog::manifest::build(&catalog)
     }
 
     /// The `depends-on` graph of the current catalog's tools.
-    pub fn tool_graph(&self) -> crate::depgraph::ToolGraph {
+    pub fn tool_graph(&self) -> crate::catalog::depgraph::ToolGraph {
         self.catalog().tool_graph().clone()
     }
 
     /// Every tool's health (see [`HealthReport`](crate::HealthReport)), from
     /// its recent calls in this process.
-    pub fn health(&self) -> crate::health::HealthReport {
+    pub fn health(&self) -> crate::call::health::HealthReport {
         let catalog = self.catalog();
         self.inner.env.health.report(
             catalog
@@ -319,7 +322,7 @@ impl Host {
     }
 
     /// The health of one tool, `None` for an unknown tool.
-    pub fn health_of(&self, tool: &str) -> Option<crate::health::ToolHealth> {
+    pub fn health_of(&self, tool: &str) -> Option<crate::call::health::ToolHealth> {
         let tool = self.tool(tool)?;
         Some(tool.state().health.of(&tool.spec().name))
     }
@@ -328,7 +331,7 @@ impl Host {
     /// [`RuntimeStats`](crate::RuntimeStats)): per-tool states alive, cached
     /// results and per-tenant rate-limit budgets. A removed plugin's tool
     /// states stop counting once no catalog or call in flight holds them.
-    pub fn runtime_stats(&self) -> crate::resilience::RuntimeStats {
+    pub fn runtime_stats(&self) -> crate::catalog::state::RuntimeStats {
         let catalog = self.catalog();
         let (mut cached_results, mut tenant_budgets) = (0, 0);
         let mut limiters_seen = std::collections::BTreeSet::new();
@@ -344,7 +347,7 @@ impl Host {
                 tenant_budgets += shared.tenants();
             }
         }
-        crate::resilience::RuntimeStats {
+        crate::catalog::state::RuntimeStats {
             tool_states: self.inner.states.get(),
             cached_results,
             tenant_budgets,

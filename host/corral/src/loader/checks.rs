@@ -7,16 +7,18 @@
 use std::path::Path;
 
 use super::Inputs;
-use crate::error::LoadErrorReason;
-use crate::policy::Policy;
-use crate::signature::Signed;
+use crate::config::policy::Policy;
+use crate::loader::error::LoadErrorReason;
+use crate::loader::signature::Signed;
 use corral_sandbox::Limits;
 
 /// The file's digest against the directory's lock, if it is locked.
 pub(super) fn lock(inputs: &Inputs, path: &Path, sha256: &str) -> Result<(), LoadErrorReason> {
     match &inputs.lock {
         Ok(None) => Ok(()),
-        Ok(Some(lock)) => crate::lock::check(lock, path, sha256).map_err(LoadErrorReason::Locked),
+        Ok(Some(lock)) => {
+            crate::config::lock::check(lock, path, sha256).map_err(LoadErrorReason::Locked)
+        }
         Err(err) => Err(LoadErrorReason::Locked(format!(
             "{err}; no plugin of this directory loads until it can be checked"
         ))),
@@ -29,7 +31,7 @@ pub(super) fn integrity(
     path: &Path,
     bytes: &[u8],
     sha256: &str,
-    trust: &crate::signature::Trust,
+    trust: &crate::loader::signature::Trust,
 ) -> Result<Option<Signed>, LoadErrorReason> {
     if let Some(expected) = &policy.sha256
         && *expected != sha256
@@ -52,10 +54,10 @@ fn signature(
     path: &Path,
     _bytes: &[u8],
     _sha256: &str,
-    _trust: &crate::signature::Trust,
+    _trust: &crate::loader::signature::Trust,
 ) -> Result<Option<Signed>, LoadErrorReason> {
     let required = !policy.signed_by.is_empty() || !policy.identities.is_empty();
-    crate::signature::check(path, required).map_err(LoadErrorReason::Signature)
+    crate::loader::signature::check(path, required).map_err(LoadErrorReason::Signature)
 }
 
 /// The signature against the policy's signers or the host's trust.
@@ -65,9 +67,9 @@ fn signature(
     path: &Path,
     bytes: &[u8],
     sha256: &str,
-    trust: &crate::signature::Trust,
+    trust: &crate::loader::signature::Trust,
 ) -> Result<Option<Signed>, LoadErrorReason> {
-    use crate::signature::{Identity, PublicKey};
+    use crate::loader::signature::{Identity, PublicKey};
     // The policy's signers, when it names some, are the ones that count.
     let own: Vec<PublicKey> = policy
         .signed_by
@@ -106,13 +108,13 @@ fn signature(
             named.join(", ")
         )));
     }
-    let signers = crate::signature::Signers {
+    let signers = crate::loader::signature::Signers {
         keys: &keys,
         identities: &identities,
         roots: &trust.roots,
     };
     let required = trust.required || names_signers;
-    crate::signature::check(path, bytes, sha256, &signers, required)
+    crate::loader::signature::check(path, bytes, sha256, &signers, required)
         .map_err(LoadErrorReason::Signature)
 }
 

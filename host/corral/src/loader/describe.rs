@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::Plugin;
-use crate::error::LoadErrorReason;
+use crate::loader::error::LoadErrorReason;
 use corral_sandbox::Engine;
 use corral_sandbox::Grants;
 use corral_sandbox::RawSpec;
@@ -66,6 +66,6 @@ pub(super) async fn describe(
     plugin
         .caps
         .check_output(specs.len(), bytes)
-        .map_err(crate::caps::Over::into_reason)?;
+        .map_err(crate::config::caps::Over::into_reason)?;
     Ok(specs)
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::HostError;
+use crate::host::error::HostError;
 
 /// The entries named `*.wasm` directly inside `dir`, sorted by file name,
 /// whatever their type: one that is not a regular file (a directory, a

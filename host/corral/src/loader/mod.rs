@@ -1,7 +1,7 @@
 //! The loader: finds `*.wasm` files in the plugin directory, reads each one
 //! within the size cap (`corral_sandbox::read_plugin`) with its policy
-//! ([`crate::policy`]), checks its integrity pin and its `corral.lock` entry
-//! ([`crate::lock`]), compiles them in
+//! ([`crate::config::policy`]), checks its integrity pin and its `corral.lock` entry
+//! ([`crate::config::lock`]), compiles them in
 //! parallel, largest first, one worker per core (`parallel.rs`; through the
 //! [`ComponentCache`]), links them against the sandbox's
 //! imports into an `InstancePre`, and runs each plugin's `describe` once inside
@@ -23,9 +23,9 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use wasmtime::component::Linker;
 
-use crate::caps::DescribeCaps;
-use crate::error::{LoadError, LoadErrorReason};
-use crate::policy::Policy;
+use crate::config::caps::DescribeCaps;
+use crate::config::policy::Policy;
+use crate::loader::error::{LoadError, LoadErrorReason};
 use corral_sandbox::Engine;
 use corral_sandbox::Limits;
 use corral_sandbox::RawSpec;
@@ -35,9 +35,13 @@ use corral_sandbox::{PluginPre, SandboxState};
 mod checks;
 mod describe;
 mod dir;
+pub(crate) mod error;
+pub(crate) mod inspect;
 mod parallel;
+pub(crate) mod plugin;
+pub(crate) mod signature;
 
-use crate::plugin::Plugin;
+use crate::loader::plugin::Plugin;
 use describe::describe;
 pub use dir::plugin_files;
 
@@ -53,7 +57,7 @@ pub(crate) struct LoadLimits {
     pub caps: DescribeCaps,
     pub max: Limits,
     /// Which resilience layers the host runs.
-    pub switches: crate::resilience::config::ResilienceSwitches,
+    pub switches: crate::config::resilience::ResilienceSwitches,
     /// The host's default limits of a call (before each plugin's policy).
     pub call: Limits,
     /// The pool every call runs in.
@@ -87,7 +91,7 @@ fn compile_one(
     inputs: &Inputs,
 ) -> Result<Compiled, LoadErrorReason> {
     let secrets = &inputs.secrets;
-    let policy_file = crate::policy::policy_path_in(path, inputs.policy_dir.as_deref());
+    let policy_file = crate::config::policy::policy_path_in(path, inputs.policy_dir.as_deref());
     let policy_source = match std::fs::read_to_string(&policy_file) {
         Ok(text) => Some(text),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
@@ -102,13 +106,13 @@ fn compile_one(
     let sha256 = hex::encode(Sha256::digest(&bytes));
     checks::lock(inputs, path, &sha256)?;
     let docs_stamp = corral_sandbox::sidecar_stamp(path);
-    let secrets_stamp = crate::secrets::stamp(policy_source.as_deref(), secrets);
+    let secrets_stamp = crate::config::secrets::stamp(policy_source.as_deref(), secrets);
     let policy = match &policy_source {
         None => Policy::none(),
         Some(text) => Policy::parse(text, &policy_file)
             .map_err(|err| LoadErrorReason::Policy(err.to_string()))?,
     };
-    let signature_stamp = crate::signature::stamp(path, &policy.signed_by);
+    let signature_stamp = crate::loader::signature::stamp(path, &policy.signed_by);
     if let Some((plugin, specs)) = previous
         && plugin.sha256 == sha256
         && plugin.policy_source == policy_source
@@ -118,7 +122,7 @@ fn compile_one(
     {
         return Ok(Compiled::Reused((plugin.clone(), specs.clone())));
     }
-    if policy_source.is_none() && crate::policy::requested_policy_path(path).exists() {
+    if policy_source.is_none() && crate::config::policy::requested_policy_path(path).exists() {
         tracing::warn!(
             plugin = ?path,
             "it runs with nothing granted: the policy its publisher requests is not accepted"
@@ -212,7 +216,7 @@ fn compile_one(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let grants = crate::policy::grants(&policy, &name, secrets)
+    let grants = crate::config::policy::grants(&policy, &name, secrets)
         .map_err(|m| LoadErrorReason::Policy(format!("{}: {m}", policy_file.display())))?;
     let describe_limits = match policy.describe.timeout_ms {
         Some(ms) => limits.describe.with_timeout_ms(ms),
@@ -248,13 +252,13 @@ pub(crate) struct LoadContext<'a> {
     /// The instance pool's slots, shared with calls.
     pub permits: &'a Arc<Semaphore>,
     /// Where `[[http.credentials]]` find their secrets; `None`: nowhere.
-    pub secrets: Option<&'a crate::secrets::SecretStore>,
+    pub secrets: Option<&'a crate::config::secrets::SecretStore>,
     /// Load only plugins whose compiled form the component cache holds; the
     /// others are answered as deferred, for a later load (serving before
     /// compiling).
     pub defer_uncached: bool,
     /// The host's signature requirement.
-    pub trust: &'a crate::signature::Trust,
+    pub trust: &'a crate::loader::signature::Trust,
 }
 
 /// What every plugin of one load is checked against, read once per load.
@@ -262,11 +266,11 @@ struct Inputs {
     /// The secret store's contents.
     secrets: BTreeMap<String, String>,
     /// The directory's `corral.lock`, or why it cannot be read.
-    lock: Result<Option<crate::lock::Lock>, String>,
+    lock: Result<Option<crate::config::lock::Lock>, String>,
     /// [`LoadContext::defer_uncached`].
     defer_uncached: bool,
     /// The host's signature requirement.
-    trust: crate::signature::Trust,
+    trust: crate::loader::signature::Trust,
     /// [`LoadContext::policy_dir`].
     policy_dir: Option<PathBuf>,
 }
@@ -283,7 +287,7 @@ pub(crate) async fn load_files(
 ) -> Loaded {
     // Read once per load; a plugin whose credentials need a secret the
     // store lacks fails with the secret's name.
-    let secrets = match ctx.secrets.map(crate::secrets::SecretStore::load) {
+    let secrets = match ctx.secrets.map(crate::config::secrets::SecretStore::load) {
         None => BTreeMap::new(),
         Some(Ok(secrets)) => secrets,
         Some(Err(err)) => {
@@ -295,7 +299,7 @@ pub(crate) async fn load_files(
     // it was pulled with.
     let lock = ctx
         .plugin_dir
-        .map_or(Ok(None), crate::lock::Lock::read)
+        .map_or(Ok(None), crate::config::lock::Lock::read)
         .map_err(|e| e.to_string());
     let inputs = Arc::new(Inputs {
         secrets,

@@ -2,7 +2,7 @@
 //! valid evidence of each kind (`corral_test_support::evidence_seeds`),
 //! mutated (text inserted from the formats' vocabulary, spans cut or
 //! overwritten), is checked against the trust that made it
-//! ([`crate::signature::check_evidence`]): no panic; a refusal holds no
+//! ([`crate::loader::signature::check_evidence`]): no panic; a refusal holds no
 //! control character; evidence that verifies the file never verifies a file
 //! one byte different.
 
@@ -12,7 +12,7 @@ use proptest::prelude::*;
 
 use super::CASES;
 use crate::Trust;
-use crate::signature::check_evidence;
+use crate::loader::signature::check_evidence;
 
 const SIGNED: &[u8] = b"corral property test: the signed file\n";
 

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use crate::compose::plan::reference::{self, Output};
+use crate::call::compose::plan::reference::{self, Output};
 use crate::{Limits, Plan, PlanLimits, Policy, PolicyError};
 
 /// Cases per property: enough to matter, few enough for CI (about a second
@@ -269,9 +269,9 @@ proptest! {
         schema in schema_text(),
         arguments in json_value(),
     ) {
-        if let Ok((schema, validator)) = crate::schema::compile_parameters(&schema) {
+        if let Ok((schema, validator)) = crate::model::schema::compile_parameters(&schema) {
             prop_assert_eq!(&schema["type"], "object");
-            match crate::schema::problems(&validator, &arguments) {
+            match crate::model::schema::problems(&validator, &arguments) {
                 Ok(()) => prop_assert!(validator.is_valid(&arguments)),
                 Err(problems) => {
                     prop_assert!(!validator.is_valid(&arguments));

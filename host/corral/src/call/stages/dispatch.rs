@@ -1,0 +1,182 @@
+//! Stage 5 for a plugin's tool: the dispatch [`tower::Service`]. It takes a
+//! pool slot (and, for a tool that is not parallelizable, the tool's serial
+//! lock), runs the call in a fresh sandbox under the invocation's limits, and
+//! classifies the outcome.
+//!
+//! The host wraps this service in the layers it was built with
+//! ([`HostBuilder::layer`](crate::HostBuilder::layer)), outermost first, so a
+//! layer sees every execution of a plugin's tool from every entry point, after
+//! validation, limits and the declared gate: the seam for cache, rate limit
+//! and retry. Each retry of an [`Invocation`] is a new sandbox under the full
+//! limits, since nothing is reused between calls of this service.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use tokio::sync::Semaphore;
+use tower::Service;
+use tower::util::BoxCloneSyncService;
+
+use crate::call::approval::gate::Gatekeeper;
+use crate::call::{CallOptions, CallOutput};
+use crate::catalog::registry::{Provider, Tool};
+use corral_sandbox::CallError;
+use corral_sandbox::Engine;
+use corral_sandbox::Limits;
+use corral_sandbox::Resolver;
+use corral_sandbox::{self as sandbox, ApprovalHook, Op, RunSetup};
+
+use super::gate::GuestReview;
+pub use super::validate::Arguments;
+
+/// One execution of a plugin's tool: what the dispatch service and its layers
+/// receive. Cheap to clone (a retry layer clones it per attempt).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Invocation {
+    /// The tool, as the call resolved it (its spec, plugin and digest).
+    pub tool: Arc<Tool>,
+    /// The validated arguments (after a reviewer's edit, if any).
+    pub arguments: Arguments,
+    /// The effective limits ([`limits::effective`](corral_sandbox::effective)).
+    pub limits: Limits,
+    /// The context pairs that reach this plugin (after its context policy).
+    pub context: Arc<Vec<(String, String)>>,
+    /// The call's options (progress sink, reviewer).
+    pub options: CallOptions,
+    /// When the call started, for its duration.
+    pub started: Instant,
+    /// How many forms of the plugin's secrets the leak scan redacted in
+    /// this call, over all its attempts (output, errors, logs, HTTP): the
+    /// audit layer flags a call where this is not 0.
+    pub redactions: Arc<std::sync::atomic::AtomicU32>,
+}
+
+impl std::fmt::Debug for Invocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Invocation")
+            .field("tool", &self.tool.spec().name)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The dispatch stage with its layers, type-erased:
+/// `Service<Invocation, Response = CallOutput, Error = CallError>`.
+pub type DispatchService = BoxCloneSyncService<Invocation, CallOutput, CallError>;
+
+/// The innermost dispatch service: the sandbox. A clone (one per call)
+/// shares one [`DispatchShared`].
+#[derive(Clone)]
+pub(crate) struct PluginDispatch(Arc<DispatchShared>);
+
+/// What every call of the dispatch service uses.
+struct DispatchShared {
+    engine: Engine,
+    /// One permit per instance the pool can hold.
+    permits: Arc<Semaphore>,
+    gate: Arc<Gatekeeper>,
+    resolver: Arc<dyn Resolver>,
+}
+
+impl PluginDispatch {
+    /// The sandbox dispatch on `engine`, taking slots from `permits` (one per
+    /// instance the pool holds, shared with `describe` at load).
+    pub(crate) fn new(
+        engine: Engine,
+        gate: Arc<Gatekeeper>,
+        permits: Arc<Semaphore>,
+        resolver: Arc<dyn Resolver>,
+    ) -> Self {
+        Self(Arc::new(DispatchShared {
+            engine,
+            permits,
+            gate,
+            resolver,
+        }))
+    }
+}
+
+impl DispatchShared {
+    async fn run(self: Arc<Self>, invocation: Invocation) -> Result<CallOutput, CallError> {
+        let tool = &invocation.tool;
+        let name = tool.spec().name.as_str();
+        let Provider::Plugin(plugin) = tool.provider() else {
+            return Err(CallError::Internal {
+                tool: name.to_string(),
+                message: "only a plugin's tool runs in a sandbox".into(),
+            });
+        };
+        let _slot = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| CallError::Internal {
+                tool: name.to_string(),
+                message: "the host is shutting down".into(),
+            })?;
+        let _serial = if tool.spec().metadata.parallelizable {
+            None
+        } else {
+            Some(tool.state().serial.lock().await)
+        };
+        let hook: Arc<dyn ApprovalHook> = Arc::new(GuestReview {
+            gate: self.gate.clone(),
+            tool: tool.clone(),
+            arguments: invocation.arguments.value.clone(),
+            reviewer: invocation.options.reviewer.clone(),
+        });
+        let tool_name = tool.state().name();
+        let leaks = corral_sandbox::Leaks::new(
+            plugin.grants().redactor.clone(),
+            tool_name.clone(),
+            invocation.redactions.clone(),
+        );
+        let setup = RunSetup {
+            engine: &self.engine,
+            pre: plugin.pre(),
+            limits: &invocation.limits,
+            plugin: plugin.name_arc(),
+            tool: tool_name,
+            grants: plugin.grants(),
+            approval: Some(hook),
+            resolver: self.resolver.clone(),
+            progress: invocation.options.progress.clone(),
+            leaks: leaks.clone(),
+        };
+        let op = Op::Call {
+            // The guest knows the tool by its own name, whatever the policy shows.
+            name: tool.guest_name(),
+            arguments: &invocation.arguments.text,
+            context: &invocation.context,
+        };
+        let (result, report) = sandbox::run(setup, op).await;
+        let _output = tracing::info_span!(target: super::SPAN_TARGET, "corral.output").entered();
+        super::classify::outcome(
+            tool,
+            &invocation.limits,
+            &leaks,
+            result,
+            report,
+            invocation.started,
+        )
+    }
+}
+
+impl Service<Invocation> for PluginDispatch {
+    type Response = CallOutput;
+    type Error = CallError;
+    type Future = Pin<Box<dyn Future<Output = Result<CallOutput, CallError>> + Send>>;
+
+    /// Always ready: back-pressure is the pool's semaphore, awaited in `call`.
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), CallError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, invocation: Invocation) -> Self::Future {
+        Box::pin(self.0.clone().run(invocation))
+    }
+}

@@ -1,0 +1,17 @@
+//! Configuration: what an operator writes, parsed and checked, before any
+//! plugin loads. A plugin's policy file ([`policy`]), the knobs of the
+//! resilience layers and the one rule for a tool's effective settings
+//! ([`resilience`]), the secret store ([`secrets`]), the plugin directory's
+//! lock file ([`lock`]), the caps on what `describe` declares ([`caps`])
+//! and which context keys reach a plugin ([`context`]).
+//!
+//! Configuration is data: the loading layer (`loader`, `catalog`) applies
+//! it when it builds a catalog, and the call layer (`call`) reads the
+//! result from each tool.
+
+pub(crate) mod caps;
+pub(crate) mod context;
+pub(crate) mod lock;
+pub(crate) mod policy;
+pub(crate) mod resilience;
+pub(crate) mod secrets;

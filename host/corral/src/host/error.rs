@@ -1,0 +1,30 @@
+//! Why a [`Host`](crate::Host) could not be built or keep watching
+//! ([`HostError`]). Every message names the directory or setting it
+//! concerns and says what to do about it.
+
+use std::path::PathBuf;
+
+use corral_sandbox::LimitsError;
+
+/// Why a [`Host`](crate::Host) could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The plugin directory cannot be listed.
+    #[error("cannot read plugin directory {}: {source}; point the host at an existing directory", .path.display())]
+    PluginDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The limits are unusable.
+    #[error(transparent)]
+    Limits(#[from] LimitsError),
+    /// The plugin directory cannot be watched for hot reload.
+    #[error("hot reload: {0}")]
+    Watch(String),
+    /// wasmtime rejected the engine or linker configuration.
+    #[error("cannot create the wasm engine: {0}")]
+    Engine(String),
+}
