@@ -23,27 +23,29 @@ const SIGNED: &[u8] = include_bytes!("../fixtures/signature_evidence/signed.bin"
 /// The fixtures' trust, read once.
 fn trust() -> &'static Trust {
     static TRUST: OnceLock<Trust> = OnceLock::new();
-    TRUST.get_or_init(|| Trust {
-        keys: vec![
-            PublicKey::from_pem(
-                include_str!("../fixtures/signature_evidence/fuzz.pub"),
-                "fuzz.pub",
-            )
-            .expect("the fixture key"),
-        ],
-        roots: vec![
-            TrustedRoot::from_json(
-                include_str!("../fixtures/signature_evidence/trusted_root.json"),
-                "trusted_root.json",
-            )
-            .expect("the fixture root"),
-        ],
-        identities: vec![
-            "subject=alice@example.com,issuer=https://accounts.example.com"
-                .parse()
-                .expect("an identity"),
-        ],
-        required: true,
+    TRUST.get_or_init(|| {
+        Trust::new(
+            vec![
+                PublicKey::from_pem(
+                    include_str!("../fixtures/signature_evidence/fuzz.pub"),
+                    "fuzz.pub",
+                )
+                .expect("the fixture key"),
+            ],
+            vec![
+                TrustedRoot::from_json(
+                    include_str!("../fixtures/signature_evidence/trusted_root.json"),
+                    "trusted_root.json",
+                )
+                .expect("the fixture root"),
+            ],
+            vec![
+                "subject=alice@example.com,issuer=https://accounts.example.com"
+                    .parse()
+                    .expect("an identity"),
+            ],
+            true,
+        )
     })
 }
 

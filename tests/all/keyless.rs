@@ -16,15 +16,15 @@ use crate::support::{self, DAY, Keyless, TestSigstore};
 pub(crate) const ALICE: &str = "subject=alice@example.com,issuer=https://accounts.example.com";
 
 pub(crate) fn trust(sigstore: &TestSigstore, identities: &[&str]) -> Trust {
-    Trust {
-        roots: vec![TrustedRoot::from_json(&sigstore.trusted_root(), "root.json").expect("root")],
-        identities: identities
+    Trust::new(
+        Vec::new(),
+        vec![TrustedRoot::from_json(&sigstore.trusted_root(), "root.json").expect("root")],
+        identities
             .iter()
             .map(|i| i.parse::<Identity>().expect("identity"))
             .collect(),
-        required: true,
-        ..Trust::default()
-    }
+        true,
+    )
 }
 
 /// Writes `bytes` as `tool.wasm` in `dir` with `bundle` beside it, and
@@ -295,12 +295,12 @@ fn the_public_sigstore_trusted_roots_load() {
         // A bundle the test Sigstore signed does not chain to it.
         let sigstore = TestSigstore::new();
         let bytes = b"\0asm";
-        let trust = Trust {
-            roots: vec![root],
-            identities: vec![ALICE.parse().expect("identity")],
-            required: true,
-            ..Trust::default()
-        };
+        let trust = Trust::new(
+            Vec::new(),
+            vec![root],
+            vec![ALICE.parse().expect("identity")],
+            true,
+        );
         let tmp = tempfile::tempdir().expect("dir");
         refused(
             verify(

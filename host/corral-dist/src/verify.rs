@@ -91,11 +91,11 @@ pub(crate) fn keep(wasm: &Path, raw: &[u8], verified: Option<&Verified>) -> Resu
         let _ = std::fs::remove_file(&path);
         return Ok(());
     };
-    let evidence = corral::OciEvidence {
-        manifest: String::from_utf8_lossy(raw).into_owned(),
-        payload: payload.clone(),
-        signature: signature.clone(),
-    };
+    let evidence = corral::OciEvidence::new(
+        String::from_utf8_lossy(raw).into_owned(),
+        payload.clone(),
+        signature.clone(),
+    );
     let text = serde_json::to_string_pretty(&evidence).unwrap_or_default();
     crate::transfer::write_atomically(&path, text.as_bytes())
 }

@@ -36,6 +36,7 @@ pub struct DirGrant {
 /// An environment variable grant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EnvGrant {
     /// The variable with this value.
     Set {
@@ -49,6 +50,34 @@ pub enum EnvGrant {
         /// Name.
         name: String,
     },
+}
+
+impl EnvGrant {
+    /// The variable's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Set { name, .. } | Self::Pass { name } => name,
+        }
+    }
+
+    /// The grant in words, as `corral policy` shows it: `NAME=value`, or
+    /// `NAME passed through from the host`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Set { name, value } => format!("{name}={value}"),
+            Self::Pass { name } => format!("{name} passed through from the host"),
+        }
+    }
+
+    /// The value the plugin sees, read now: a `Set` grant's value, or the
+    /// host's value of a `Pass` grant (`None` when the host does not have
+    /// the variable, or its value is not Unicode).
+    pub fn value(&self) -> Option<String> {
+        match self {
+            Self::Set { value, .. } => Some(value.clone()),
+            Self::Pass { name } => std::env::var(name).ok(),
+        }
+    }
 }
 
 /// The grants of one plugin, ready for the sandbox.

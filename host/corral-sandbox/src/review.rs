@@ -15,6 +15,7 @@ use serde_json::Value;
 /// Which gate asked for a review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Gate {
     /// The tool requires approval (spec or configuration); asked before the
     /// sandbox starts.
@@ -34,6 +35,7 @@ impl fmt::Display for Gate {
 
 /// What a reviewer is asked to decide.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ReviewRequest {
     /// Which gate asked.
     pub gate: Gate,
@@ -56,6 +58,33 @@ pub struct ReviewRequest {
 }
 
 impl ReviewRequest {
+    /// A request of `gate` to call `tool` of `plugin` (the file stem;
+    /// `pipelines` for a pipeline, `corral` for a built-in) whose component
+    /// has the sha256 `plugin_sha256` (lowercase hex; empty for pipelines
+    /// and built-ins), with what the reviewer reads (`description`), the
+    /// validated `arguments`, and how long the reviewer has (`timeout`).
+    /// The one constructor: the struct is `#[non_exhaustive]`, so a later
+    /// field comes with a default here.
+    pub fn new(
+        gate: Gate,
+        tool: impl Into<String>,
+        plugin: impl Into<String>,
+        plugin_sha256: impl Into<String>,
+        description: impl Into<String>,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Self {
+        Self {
+            gate,
+            tool: tool.into(),
+            plugin: plugin.into(),
+            plugin_sha256: plugin_sha256.into(),
+            description: description.into(),
+            arguments,
+            timeout,
+        }
+    }
+
     /// A rendering for a person. What the plugin supplied (the description,
     /// or the guest's request text) comes first, every line quoted with `│`;
     /// then, under a rule of their own, the facts corral knows: tool, plugin

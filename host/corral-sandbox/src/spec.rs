@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// How long a call usually takes (WIT `latency-hint`, TnsAI's `latency`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Latency {
     /// Well under 100 ms.
     Fast,
@@ -20,6 +21,7 @@ pub enum Latency {
 /// Where a result goes (WIT `return-behavior`, LangChain4j's `ReturnBehavior`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ReturnBehavior {
     /// Back to the model.
     ToLlm,

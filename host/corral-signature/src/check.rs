@@ -7,8 +7,8 @@ use std::path::Path;
 use sha2::{Digest as _, Sha256};
 
 use super::{
-    OciEvidence, SignatureError, Signed, Signers, Trust, blob_signature_path, bundle_path, list,
-    manifest_lists, oci_evidence_path, payload_digest, verifying_key,
+    OciEvidence, Rejection, SignatureError, Signed, Signers, Trust, blob_signature_path,
+    bundle_path, list, manifest_lists, oci_evidence_path, payload_digest, verifying_key,
 };
 
 /// Who counts, for a message: the keys, then the identities.
@@ -24,7 +24,7 @@ fn who(signers: &Signers<'_>) -> String {
     names.join(" or ")
 }
 
-fn file_name(path: &Path) -> String {
+pub(crate) fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
@@ -90,13 +90,19 @@ fn evidence(
 /// `sha256`) against `signers`, `required` or not. Every evidence file
 /// present is tried, `.sig`, then `.sigstore.json`, then `.cosign.json`:
 /// answers who signed it, if one verifies; or why it must not load.
+///
+/// # Errors
+/// When `required`: [`SignatureError::Unsigned`] when no evidence is
+/// beside it, [`SignatureError::Rejected`] when none that is verifies
+/// against `signers`. When not required, evidence that does not verify is
+/// logged and the plugin counts as unsigned.
 pub fn check(
     wasm: &Path,
     bytes: &[u8],
     sha256: &str,
     signers: &Signers<'_>,
     required: bool,
-) -> Result<Option<Signed>, String> {
+) -> Result<Option<Signed>, SignatureError> {
     let mut found = Vec::new();
     for (kind, path) in [
         (Evidence::Blob, blob_signature_path(wasm)),
@@ -108,29 +114,29 @@ pub fn check(
         };
         match evidence(kind, &text, bytes, sha256, signers) {
             Ok(signed) => return Ok(Some(signed)),
-            Err(why) => found.push(format!("{}: {why}", file_name(&path))),
+            Err(reason) => found.push(Rejection {
+                evidence: file_name(&path),
+                reason,
+            }),
         }
     }
     if found.is_empty() {
         if required {
-            return Err(format!(
-                "it is not signed, and it must be signed by {}: put a signature of its bytes \
-                 beside it ({}, as cosign sign-blob writes one, or a Sigstore bundle, {}), or \
-                 pull it from a registry where it is signed",
-                who(signers),
-                file_name(&blob_signature_path(wasm)),
-                file_name(&bundle_path(wasm)),
-            ));
+            return Err(SignatureError::Unsigned {
+                file: wasm.to_path_buf(),
+                signers: who(signers),
+            });
         }
         return Ok(None);
     }
     if required {
-        return Err(format!(
-            "it must be signed by {}, but what it carries does not count: {}",
-            who(signers),
-            found.join("; ")
-        ));
+        return Err(SignatureError::Rejected {
+            file: wasm.to_path_buf(),
+            signers: who(signers),
+            found,
+        });
     }
+    let found: Vec<String> = found.iter().map(ToString::to_string).collect();
     tracing::warn!(
         plugin = ?wasm,
         found = %found.join("; "),
@@ -160,7 +166,7 @@ pub fn verify_file(wasm: &Path, trust: &Trust) -> Result<Signed, SignatureError>
         roots: &trust.roots,
     };
     check(wasm, &bytes, &sha256, &signers, true)
-        .map_err(unverified)?
+        .map_err(|e| unverified(e.to_string()))?
         .ok_or_else(|| unverified("it is not signed".into()))
 }
 
@@ -234,7 +240,14 @@ mod tests {
         );
         let err = check(&wasm, bytes, &sha, &by(std::slice::from_ref(&alice)), true).unwrap_err();
         assert!(
-            err.contains("not signed") && err.contains("alice.pub"),
+            matches!(&err, SignatureError::Unsigned { file, .. } if *file == wasm),
+            "{err:?}"
+        );
+        let err = err.to_string();
+        assert!(
+            err.contains("not signed")
+                && err.contains("alice.pub")
+                && err.contains("tool.wasm.sig"),
             "{err}"
         );
 
@@ -249,11 +262,19 @@ mod tests {
         assert_eq!((signed.signer.as_str(), signed.kind), ("alice.pub", "blob"));
         let err = check(&wasm, bytes, &sha, &by(std::slice::from_ref(&bob)), true).unwrap_err();
         assert!(
+            matches!(&err, SignatureError::Rejected { found, .. }
+                if found.len() == 1 && found[0].evidence == "tool.wasm.sig"),
+            "{err:?}"
+        );
+        let err = err.to_string();
+        assert!(
             err.contains("bob.pub") && err.contains("verifies with none of"),
             "{err}"
         );
         let other = b"\0asm other bytes";
-        let err = check(&wasm, other, "x", &by(std::slice::from_ref(&alice)), true).unwrap_err();
+        let err = check(&wasm, other, "x", &by(std::slice::from_ref(&alice)), true)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("file changed"), "{err}");
 
         // A registry signature: payload -> manifest -> component layer.
@@ -305,7 +326,9 @@ mod tests {
             .expect("ok")
             .expect("signed");
         assert_eq!((signed.signer.as_str(), signed.kind), ("bob.pub", "bundle"));
-        let err = check(&wasm, other, "00", &by(std::slice::from_ref(&bob)), true).unwrap_err();
+        let err = check(&wasm, other, "00", &by(std::slice::from_ref(&bob)), true)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("tool.wasm.sigstore.json: its message digest is not the file's sha256")
                 && err.contains("tool.wasm.cosign.json: it does not cover this file"),

@@ -72,7 +72,8 @@ pub enum SignatureError {
         /// What is wrong.
         message: String,
     },
-    /// A file's signature evidence does not satisfy the trust asked for.
+    /// A file's signature evidence does not satisfy the trust asked for
+    /// ([`verify_file`]'s answer: the message names the file).
     #[error("{file}: {message}")]
     Unverified {
         /// The plugin file.
@@ -80,6 +81,64 @@ pub enum SignatureError {
         /// What was expected and what was found.
         message: String,
     },
+    /// A plugin that must be signed carries no signature evidence at all
+    /// (the load-time [`check`]; the message leaves the file to its
+    /// caller, which names it).
+    #[error(
+        "it is not signed, and it must be signed by {signers}: put a signature of its bytes \
+         beside it ({}, as cosign sign-blob writes one, or a Sigstore bundle, {}), or pull it \
+         from a registry where it is signed",
+        check::file_name(&blob_signature_path(.file)),
+        check::file_name(&bundle_path(.file))
+    )]
+    Unsigned {
+        /// The plugin file.
+        file: PathBuf,
+        /// Who may sign it, in words (keys' labels, identities).
+        signers: String,
+    },
+    /// A plugin that must be signed carries evidence, and none of it
+    /// counts (the load-time [`check`]).
+    #[error(
+        "it must be signed by {signers}, but what it carries does not count: {}",
+        .found.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Rejected {
+        /// The plugin file.
+        file: PathBuf,
+        /// Who may sign it, in words.
+        signers: String,
+        /// Each evidence file found beside it, and why it does not count.
+        found: Vec<Rejection>,
+    },
+    /// Where the host requires signatures, a policy names only signers the
+    /// host does not trust (a policy narrows the host's trust; it cannot
+    /// widen it).
+    #[error(
+        "its policy {} names signers the host does not trust ({}): where the host requires \
+         signatures a policy can only narrow the host's trusted keys and identities; add \
+         one of them to the host's trust, or name one the host trusts",
+        .policy.display(),
+        .named.join(", ")
+    )]
+    Untrusted {
+        /// The policy file.
+        policy: PathBuf,
+        /// The keys (files) and identities it names.
+        named: Vec<String>,
+    },
+}
+
+/// One evidence file beside a plugin that does not count, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{evidence}: {reason}")]
+#[non_exhaustive]
+pub struct Rejection {
+    /// The evidence file's name (`NAME.wasm.sig`, `NAME.wasm.sigstore.json`,
+    /// `NAME.wasm.cosign.json`).
+    pub evidence: String,
+    /// Why it does not count (evidence text is shown escaped).
+    pub reason: String,
 }
 
 /// Who signed a plugin, as verified.
@@ -138,6 +197,7 @@ impl std::fmt::Display for Signed {
 
 /// The host's signature requirement.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Trust {
     /// Keys whose signatures the host accepts.
     pub keys: Vec<PublicKey>,
@@ -151,9 +211,30 @@ pub struct Trust {
     pub required: bool,
 }
 
+impl Trust {
+    /// Trust in `keys`, and in `identities` under `roots` (keyless);
+    /// `required`: every plugin must be signed by one of them. The one
+    /// constructor outside this crate (the struct is `#[non_exhaustive]`);
+    /// [`Trust::default`] trusts no one and requires nothing.
+    pub fn new(
+        keys: Vec<PublicKey>,
+        roots: Vec<TrustedRoot>,
+        identities: Vec<Identity>,
+        required: bool,
+    ) -> Self {
+        Self {
+            keys,
+            roots,
+            identities,
+            required,
+        }
+    }
+}
+
 /// What a pull keeps beside the component: see the module docs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OciEvidence {
     /// The artifact's manifest, as the registry served it.
     pub manifest: String,
@@ -161,6 +242,18 @@ pub struct OciEvidence {
     pub payload: String,
     /// Its signature, base64.
     pub signature: String,
+}
+
+impl OciEvidence {
+    /// The evidence of a pull: the artifact's `manifest` as served, the
+    /// signed simple-signing `payload`, and its base64 `signature`.
+    pub fn new(manifest: String, payload: String, signature: String) -> Self {
+        Self {
+            manifest,
+            payload,
+            signature,
+        }
+    }
 }
 
 /// `NAME.wasm.sig`, beside `wasm`.

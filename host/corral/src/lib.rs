@@ -97,11 +97,12 @@ pub use loader::plugin::Plugin;
 pub use loader::plugin_files;
 #[cfg(feature = "signatures")]
 pub use loader::signature::{
-    BUNDLE_MEDIA_TYPE, OciEvidence, PublicKey, SIGNATURE_ANNOTATION, SIGNATURE_MEDIA_TYPE,
-    SignatureError, SigningKey, Trust, TrustedRoot, blob_signature_path, bundle_path, key_bundle,
-    oci_evidence_path, payload_digest, simple_signing_payload, verify_file, verifying_key,
+    BUNDLE_MEDIA_TYPE, OciEvidence, PublicKey, Rejection as SignatureRejection,
+    SIGNATURE_ANNOTATION, SIGNATURE_MEDIA_TYPE, SigningKey, Trust, TrustedRoot,
+    blob_signature_path, bundle_path, key_bundle, oci_evidence_path, payload_digest,
+    simple_signing_payload, verify_file, verifying_key,
 };
-pub use loader::signature::{Identity, Signed};
+pub use loader::signature::{Identity, SignatureError, Signed};
 pub use model::names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
 pub use model::spec::ToolSpec;
 

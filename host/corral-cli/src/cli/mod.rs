@@ -246,12 +246,12 @@ impl GlobalArgs {
                  to check keyless signatures against"
             );
         }
-        Ok(corral::Trust {
+        Ok(corral::Trust::new(
             keys,
             roots,
-            identities: self.trusted_identities.clone(),
-            required: self.require_signatures,
-        })
+            self.trusted_identities.clone(),
+            self.require_signatures,
+        ))
     }
 
     /// The secret store these options name.

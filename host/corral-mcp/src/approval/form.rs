@@ -229,15 +229,15 @@ mod tests {
     use serde_json::json;
 
     fn request(arguments: Value) -> ReviewRequest {
-        ReviewRequest {
-            gate: Gate::Declared,
-            tool: "notes_delete".into(),
-            plugin: "notes".into(),
-            plugin_sha256: "ab".repeat(32),
-            description: "Delete a note.".into(),
+        ReviewRequest::new(
+            Gate::Declared,
+            "notes_delete",
+            "notes",
+            "ab".repeat(32),
+            "Delete a note.",
             arguments,
-            timeout: std::time::Duration::from_secs(1),
-        }
+            std::time::Duration::from_secs(1),
+        )
     }
 
     #[test]

@@ -262,15 +262,15 @@ mod tests {
     use serde_json::json;
 
     fn request(text: &str) -> ReviewRequest {
-        ReviewRequest {
-            gate: Gate::Requested,
-            tool: "ask".into(),
-            plugin: "hostile".into(),
-            plugin_sha256: "ab".repeat(32),
-            description: text.into(),
-            arguments: json!({}),
-            timeout: std::time::Duration::from_secs(1),
-        }
+        ReviewRequest::new(
+            Gate::Requested,
+            "ask",
+            "hostile",
+            "ab".repeat(32),
+            text,
+            json!({}),
+            std::time::Duration::from_secs(1),
+        )
     }
 
     #[test]

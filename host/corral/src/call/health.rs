@@ -33,6 +33,7 @@ use crate::config::resilience::HealthThresholds;
 /// A tool's health.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
+#[non_exhaustive]
 pub enum HealthStatus {
     /// No calls yet.
     Unknown,

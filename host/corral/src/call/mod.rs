@@ -222,6 +222,7 @@ impl PartialEq for CallOutput {
 /// AgentEnsemble's result contract for either outcome of a call: output,
 /// success flag, error message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// The output text; empty on failure.
     pub output: String,

@@ -40,12 +40,12 @@ use crate::call::compose::plan::{PLAN_TOOL, Plan};
 use crate::catalog::depgraph::ToolGraph;
 use crate::catalog::discovery::ToolGroup;
 use crate::catalog::registry::{Builtin, Registry, Tool};
-use resolver::ResolveEnv;
 use crate::host::error::HostError;
 use crate::loader::error::LoadError;
 use crate::loader::{self, Described, LoadContext};
 use crate::model::spec::ToolSpec;
 use corral_sandbox::ToolMetadata;
+use resolver::ResolveEnv;
 
 /// The tools a host serves at one moment.
 #[derive(Debug)]
@@ -144,6 +144,7 @@ impl Catalog {
 
 /// What a reload changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReloadReport {
     /// The new catalog's generation.
     pub generation: u64,

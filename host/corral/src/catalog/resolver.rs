@@ -28,6 +28,7 @@ use crate::call::resilience::limiter::Limiter;
 use crate::catalog::registry::{Checked, Facts, Provider, Registry, Tool};
 use crate::catalog::state::{Identity, StateCount, ToolState, plugin_limiter};
 use crate::config::caps::DescribeCaps;
+use crate::config::policy::PolicyError;
 use crate::config::resilience::{ResilienceSwitches, ToolResilience};
 use crate::loader::error::{LoadError, LoadErrorReason};
 use crate::loader::plugin::Plugin;
@@ -44,7 +45,7 @@ pub(crate) fn check_spec(raw: RawSpec, caps: &DescribeCaps) -> Result<Checked, L
     };
     check_name(&raw.name).map_err(invalid)?;
     caps.check_spec(&raw.name, &raw.description, &raw.parameters)
-        .map_err(crate::config::caps::Over::into_reason)?;
+        .map_err(LoadErrorReason::from)?;
     if raw.description.trim().is_empty() {
         return Err(invalid(
             "the description is empty; say what the tool does and when to use it".into(),
@@ -88,7 +89,7 @@ pub(crate) fn check_spec(raw: RawSpec, caps: &DescribeCaps) -> Result<Checked, L
                     cap: caps.max_schema_bytes,
                     knob: "max_schema_bytes",
                 }
-                .into_reason());
+                .into());
             }
             let (schema, validator) =
                 crate::model::schema::compile_output(text).map_err(invalid)?;
@@ -178,10 +179,10 @@ pub(crate) fn resolve(
         };
         let limits = corral_sandbox::effective(env.limits, &plugin.policy().limits, None);
         if let Err(err) = limits.validate(env.pool) {
-            errors.push(fail(LoadErrorReason::Policy(format!(
-                "{}: [limits]: {err}",
-                plugin.policy().path.display()
-            ))));
+            errors.push(fail(LoadErrorReason::Policy(PolicyError::Rejected {
+                path: plugin.policy().path.clone(),
+                message: format!("[limits]: {err}"),
+            })));
             continue;
         }
         let accepted = match resolve_plugin(&plugin, raws, &registry, env.switches) {
@@ -313,12 +314,13 @@ fn resolve_plugin(
         .tool_names()
         .find(|(_, name)| !declared.contains(name))
     {
-        return Err(LoadErrorReason::Policy(format!(
-            "{}: {field} names `{name}`, which this plugin does not provide \
-             (it provides: {})",
-            policy.path.display(),
-            declared.join(", ")
-        )));
+        return Err(LoadErrorReason::Policy(PolicyError::Rejected {
+            path: policy.path.clone(),
+            message: format!(
+                "{field} names `{name}`, which this plugin does not provide (it provides: {})",
+                declared.join(", ")
+            ),
+        }));
     }
     let declared_set: std::collections::BTreeSet<String> =
         declared.iter().map(|d| d.to_string()).collect();
@@ -378,10 +380,10 @@ fn resolve_plugin(
             switches,
         )
         .map_err(|problem| {
-            LoadErrorReason::Policy(format!(
-                "{}: [resilience.tools.{guest_name}]: {problem}",
-                policy.path.display()
-            ))
+            LoadErrorReason::Policy(PolicyError::Rejected {
+                path: policy.path.clone(),
+                message: format!("[resilience.tools.{guest_name}]: {problem}"),
+            })
         })?;
         if accepted
             .iter()

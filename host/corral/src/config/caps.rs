@@ -121,18 +121,6 @@ pub(crate) struct Over {
     pub knob: &'static str,
 }
 
-impl Over {
-    /// The load error this is.
-    pub(crate) fn into_reason(self) -> crate::loader::error::LoadErrorReason {
-        crate::loader::error::LoadErrorReason::OverCap {
-            what: self.what,
-            found: self.found,
-            cap: self.cap,
-            knob: self.knob,
-        }
-    }
-}
-
 impl DescribeCaps {
     /// Checks the number of tools and the total size of `describe`'s output.
     pub(crate) fn check_output(&self, tools: usize, bytes: usize) -> Result<(), Over> {

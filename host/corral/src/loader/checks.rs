@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::Inputs;
-use crate::config::policy::Policy;
+use crate::config::policy::{Policy, PolicyError};
 use crate::loader::error::LoadErrorReason;
 use crate::loader::signature::Signed;
 use corral_sandbox::Limits;
@@ -77,7 +77,10 @@ fn signature(
         .map(|key| PublicKey::read(key))
         .collect::<Result<_, _>>()
         .map_err(|e| {
-            LoadErrorReason::Policy(format!("{}: [integrity] {e}", policy.path.display()))
+            LoadErrorReason::Policy(PolicyError::Rejected {
+                path: policy.path.clone(),
+                message: format!("[integrity] {e}"),
+            })
         })?;
     let names_signers = !own.is_empty() || !policy.identities.is_empty();
     let (keys, identities) = if names_signers {
@@ -100,13 +103,12 @@ fn signature(
             .map(|k| k.display().to_string())
             .collect();
         named.extend(policy.identities.iter().map(ToString::to_string));
-        return Err(LoadErrorReason::Signature(format!(
-            "its policy {} names signers the host does not trust ({}): where the host requires \
-             signatures a policy can only narrow the host's trusted keys and identities; add \
-             one of them to the host's trust, or name one the host trusts",
-            policy.path.display(),
-            named.join(", ")
-        )));
+        return Err(LoadErrorReason::Signature(
+            crate::loader::signature::SignatureError::Untrusted {
+                policy: policy.path.clone(),
+                named,
+            },
+        ));
     }
     let signers = crate::loader::signature::Signers {
         keys: &keys,
@@ -153,11 +155,13 @@ pub(super) fn within_maximums(policy: &Policy, max: &Limits) -> Result<(), LoadE
                 .map(|(knob, ms)| (knob.to_string(), ms, max.timeout_ms))
         });
     match over {
-        Some((knob, value, max)) => Err(LoadErrorReason::Policy(format!(
-            "{}: {knob} = {value} exceeds the host's maximum of {max}; lower it, \
-             or raise the host's maximum limits",
-            policy.path.display()
-        ))),
+        Some((knob, value, max)) => Err(LoadErrorReason::Policy(PolicyError::Rejected {
+            path: policy.path.clone(),
+            message: format!(
+                "{knob} = {value} exceeds the host's maximum of {max}; lower it, \
+                 or raise the host's maximum limits"
+            ),
+        })),
         None => Ok(()),
     }
 }

@@ -66,6 +66,6 @@ pub(super) async fn describe(
     plugin
         .caps
         .check_output(specs.len(), bytes)
-        .map_err(crate::config::caps::Over::into_reason)?;
+        .map_err(LoadErrorReason::from)?;
     Ok(specs)
 }

@@ -8,6 +8,18 @@
 use std::path::PathBuf;
 
 /// Why one plugin file did not load. The other plugins load regardless.
+/// The load error a cap a plugin went over is.
+impl From<crate::config::caps::Over> for LoadErrorReason {
+    fn from(over: crate::config::caps::Over) -> Self {
+        Self::OverCap {
+            what: over.what,
+            found: over.found,
+            cap: over.cap,
+            knob: over.knob,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {reason}", corral_names::text::escape_line(&.path.display().to_string()))]
 pub struct LoadError {
@@ -32,9 +44,12 @@ pub enum LoadErrorReason {
         "hit a bug in corral while loading ({0}); the other plugins still load; please report it"
     )]
     Internal(String),
-    /// The plugin must be signed by given keys, and is not.
+    /// The plugin must be signed, and is not by a signer that counts (the
+    /// structured reason: unsigned, evidence rejected, a policy's signers
+    /// untrusted; without the `signatures` feature, that it cannot be
+    /// checked).
     #[error("{0}")]
-    Signature(String),
+    Signature(crate::loader::signature::SignatureError),
     /// The plugin is in the directory's `corral.lock` with another digest, or
     /// the lock file cannot be read.
     #[error("{0}")]
@@ -77,10 +92,11 @@ pub enum LoadErrorReason {
     /// `pipelines.json` cannot be read as pipeline definitions.
     #[error("invalid pipelines file: {0}")]
     InvalidPipelines(String),
-    /// The plugin's policy file is unreadable or invalid, or refers to tools
-    /// the plugin does not provide.
+    /// The plugin's policy file is unreadable or invalid, or this plugin or
+    /// host cannot take it (the structured reason, with the file and, for
+    /// a parse error, the line).
     #[error("policy: {0}")]
-    Policy(String),
+    Policy(crate::config::policy::PolicyError),
     /// The policy pins a sha256 and the component's differs.
     #[error(
         "sha256 is {actual} but {} requires {expected}; the file changed: \

@@ -24,7 +24,7 @@ use tokio::sync::Semaphore;
 use wasmtime::component::Linker;
 
 use crate::config::caps::DescribeCaps;
-use crate::config::policy::Policy;
+use crate::config::policy::{Policy, PolicyError};
 use crate::loader::error::{LoadError, LoadErrorReason};
 use corral_sandbox::Engine;
 use corral_sandbox::Limits;
@@ -96,10 +96,10 @@ fn compile_one(
         Ok(text) => Some(text),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
         Err(err) => {
-            return Err(LoadErrorReason::Policy(format!(
-                "cannot read {}: {err}",
-                policy_file.display()
-            )));
+            return Err(LoadErrorReason::Policy(PolicyError::Read {
+                path: policy_file,
+                message: err.to_string(),
+            }));
         }
     };
     let bytes = corral_sandbox::read_plugin(path, limits.max_plugin_bytes)?;
@@ -109,8 +109,7 @@ fn compile_one(
     let secrets_stamp = crate::config::secrets::stamp(policy_source.as_deref(), secrets);
     let policy = match &policy_source {
         None => Policy::none(),
-        Some(text) => Policy::parse(text, &policy_file)
-            .map_err(|err| LoadErrorReason::Policy(err.to_string()))?,
+        Some(text) => Policy::parse(text, &policy_file).map_err(LoadErrorReason::Policy)?,
     };
     let signature_stamp = crate::loader::signature::stamp(path, &policy.signed_by);
     if let Some((plugin, specs)) = previous
@@ -216,8 +215,12 @@ fn compile_one(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let grants = crate::config::policy::grants(&policy, &name, secrets)
-        .map_err(|m| LoadErrorReason::Policy(format!("{}: {m}", policy_file.display())))?;
+    let grants = crate::config::policy::grants(&policy, &name, secrets).map_err(|message| {
+        LoadErrorReason::Policy(PolicyError::Rejected {
+            path: policy_file.clone(),
+            message,
+        })
+    })?;
     let describe_limits = match policy.describe.timeout_ms {
         Some(ms) => limits.describe.with_timeout_ms(ms),
         None => limits.describe,

@@ -25,19 +25,19 @@ fn setup() -> &'static (Trust, Evidence) {
     SETUP.get_or_init(|| {
         let sigstore = corral_test_support::TestSigstore::new();
         let seeds = corral_test_support::evidence_seeds(&sigstore, SIGNED);
-        let trust = Trust {
-            keys: vec![crate::PublicKey::from_pem(&seeds.public_pem, "test.pub").expect("the key")],
-            roots: vec![
+        let trust = Trust::new(
+            vec![crate::PublicKey::from_pem(&seeds.public_pem, "test.pub").expect("the key")],
+            vec![
                 crate::TrustedRoot::from_json(&sigstore.trusted_root(), "root")
                     .expect("the test root"),
             ],
-            identities: vec![
+            vec![
                 "subject=alice@example.com,issuer=https://accounts.example.com"
                     .parse()
                     .expect("an identity"),
             ],
-            required: true,
-        };
+            true,
+        );
         (trust, seeds.evidence)
     })
 }

@@ -236,15 +236,15 @@ mod tests {
     use serde_json::json;
 
     fn request(tool: &str, plugin: &str, gate: Gate, arguments: Value) -> ReviewRequest {
-        ReviewRequest {
+        ReviewRequest::new(
             gate,
-            tool: tool.into(),
-            plugin: plugin.into(),
-            plugin_sha256: String::new(),
-            description: String::new(),
+            tool,
+            plugin,
+            String::new(),
+            String::new(),
             arguments,
-            timeout: super::super::DEFAULT_REVIEW_TIMEOUT,
-        }
+            super::super::DEFAULT_REVIEW_TIMEOUT,
+        )
     }
 
     const RULES: &str = r#"

@@ -52,6 +52,7 @@ pub const PIPELINES_FILE: &str = "pipelines.json";
 /// What to do when a step fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorStrategy {
     /// Stop and return the failed step's error.
     #[default]

@@ -38,15 +38,15 @@ pub(super) async fn declared(
         return Ok(arguments);
     }
     let (plugin, plugin_sha256) = tool.provider_identity();
-    let request = ReviewRequest {
-        gate: Gate::Declared,
-        tool: tool.spec().name.clone(),
-        plugin: plugin.to_string(),
-        plugin_sha256: plugin_sha256.to_string(),
-        description: tool.spec().description.clone(),
-        arguments: arguments.value.as_ref().clone(),
-        timeout: env.gate.timeout,
-    };
+    let request = ReviewRequest::new(
+        Gate::Declared,
+        tool.spec().name.clone(),
+        plugin.to_string(),
+        plugin_sha256.to_string(),
+        tool.spec().description.clone(),
+        arguments.value.as_ref().clone(),
+        env.gate.timeout,
+    );
     match env
         .gate
         .review(
@@ -112,15 +112,15 @@ impl ApprovalHook for GuestReview {
     fn review(&self, description: String) -> HookFuture<'_> {
         Box::pin(async move {
             let (plugin, plugin_sha256) = self.tool.provider_identity();
-            let request = ReviewRequest {
-                gate: Gate::Requested,
-                tool: self.tool.spec().name.clone(),
-                plugin: plugin.to_string(),
-                plugin_sha256: plugin_sha256.to_string(),
+            let request = ReviewRequest::new(
+                Gate::Requested,
+                self.tool.spec().name.clone(),
+                plugin.to_string(),
+                plugin_sha256.to_string(),
                 description,
-                arguments: self.arguments.as_ref().clone(),
-                timeout: self.gate.timeout,
-            };
+                self.arguments.as_ref().clone(),
+                self.gate.timeout,
+            );
             match self
                 .gate
                 .review(

@@ -47,6 +47,7 @@ pub const GROUPS_FILE: &str = "groups.toml";
 /// A permission a group declares and a tool's grants imply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Permission {
     /// Outbound HTTP (`[http] allow`).
     Internet,
@@ -74,6 +75,7 @@ impl std::fmt::Display for Permission {
 
 /// A loaded tool group whose permissions check passed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ToolGroup {
     /// The group's name (its table key).
     pub name: String,

@@ -17,13 +17,7 @@ impl Policy {
             .iter()
             .map(|d| serde_json::json!({"path": d.guest, "writable": d.writable}))
             .collect();
-        let environment: Vec<&str> = self
-            .environment
-            .iter()
-            .map(|e| match e {
-                EnvGrant::Set { name, .. } | EnvGrant::Pass { name } => name.as_str(),
-            })
-            .collect();
+        let environment: Vec<&str> = self.environment.iter().map(EnvGrant::name).collect();
         let http: Vec<String> = self.http_allow.iter().map(ToString::to_string).collect();
         serde_json::json!({
             "files": files,
@@ -55,12 +49,7 @@ impl Policy {
             ));
         }
         for env in &self.environment {
-            lines.push(match env {
-                EnvGrant::Set { name, value } => format!("environment: {name}={value}"),
-                EnvGrant::Pass { name } => {
-                    format!("environment: {name} passed through from the host")
-                }
-            });
+            lines.push(format!("environment: {}", env.describe()));
         }
         if !self.http_allow.is_empty() {
             let hosts: Vec<String> = self.http_allow.iter().map(ToString::to_string).collect();

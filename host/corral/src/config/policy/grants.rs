@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use corral_sandbox::{EnvGrant, Grants, Injected, Redactor};
+use corral_sandbox::{Grants, Injected, Redactor};
 
 use super::Policy;
 
@@ -56,19 +56,16 @@ pub(crate) fn grants(
     let env = policy
         .environment
         .iter()
-        .filter_map(|grant| match grant {
-            EnvGrant::Set { name, value } => Some((name.clone(), value.clone())),
-            EnvGrant::Pass { name } => match std::env::var(name) {
-                Ok(value) => Some((name.clone(), value)),
-                Err(_) => {
-                    tracing::warn!(
-                        plugin,
-                        variable = name,
-                        "policy passes through an environment variable the host does not have"
-                    );
-                    None
-                }
-            },
+        .filter_map(|grant| match grant.value() {
+            Some(value) => Some((grant.name().to_string(), value)),
+            None => {
+                tracing::warn!(
+                    plugin,
+                    variable = grant.name(),
+                    "policy passes through an environment variable the host does not have"
+                );
+                None
+            }
         })
         .collect();
     Ok(Grants {

@@ -157,6 +157,17 @@ pub enum PolicyError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// The file is valid, and this plugin or this host cannot take it: it
+    /// names a tool the plugin does not provide, sets a limit over the
+    /// host's maximum or one the instance pool cannot run, grants a secret
+    /// the store lacks, or its `[integrity]` keys cannot be read.
+    #[error("{}: {message}", .path.display())]
+    Rejected {
+        /// The file.
+        path: PathBuf,
+        /// What does not fit (the section first) and how to fix it.
+        message: String,
+    },
 }
 
 /// A validated policy; see the module docs for the file format.

@@ -90,6 +90,7 @@ impl Default for BreakerConfig {
 /// The period of a rate limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Per {
     /// Per second.
     Second,
@@ -196,6 +197,7 @@ impl Default for HealthThresholds {
 /// Which executions go to the audit log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AuditLevel {
     /// Nothing, not even approval decisions.
     None,

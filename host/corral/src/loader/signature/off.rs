@@ -1,6 +1,6 @@
 //! Plugin signatures in a library built without the `signatures` feature:
 //! the data a policy and a loaded plugin carry ([`Identity`], [`Signed`]),
-//! and the one rule, in [`check`]: nothing can be verified, so a plugin
+//! the error ([`SignatureError`]), and the one rule, in [`check`]: nothing can be verified, so a plugin
 //! that must be signed does not load, and the message says which feature
 //! to turn on.
 
@@ -41,7 +41,27 @@ impl std::fmt::Display for Signed {
 /// The host's signature requirement: without the feature a host cannot
 /// require signatures (`HostBuilder::trust` needs it), so it is empty.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Trust {}
+
+/// Why a plugin's signature cannot be checked: without the feature, any
+/// plugin that must be signed is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignatureError {
+    /// The plugin's policy names signers, and this build cannot check any.
+    #[error(
+        "must be signed (its policy's `[integrity]` names signers), but this corral was \
+         built without the `signatures` feature, so no signature can be checked; build \
+         corral with the `signatures` feature (on by default), or remove `signed_by` and \
+         `identities` from the policy of {}",
+        .file.display()
+    )]
+    FeatureOff {
+        /// The plugin file.
+        file: PathBuf,
+    },
+}
 
 /// Nothing to compare on reload: no evidence is read.
 pub fn stamp(_wasm: &Path, _keys: &[PathBuf]) -> Option<String> {
@@ -52,17 +72,13 @@ pub fn stamp(_wasm: &Path, _keys: &[PathBuf]) -> Option<String> {
 /// signature.
 ///
 /// # Errors
-/// When `required` (the policy names signers): a message naming the
-/// feature that checks them.
-pub fn check(wasm: &Path, required: bool) -> Result<Option<Signed>, String> {
+/// [`SignatureError::FeatureOff`] when `required` (the policy names
+/// signers): its message names the feature that checks them.
+pub fn check(wasm: &Path, required: bool) -> Result<Option<Signed>, SignatureError> {
     if required {
-        return Err(format!(
-            "must be signed (its policy's `[integrity]` names signers), but this corral was \
-             built without the `signatures` feature, so no signature can be checked; build \
-             corral with the `signatures` feature (on by default), or remove `signed_by` and \
-             `identities` from the policy of {}",
-            wasm.display()
-        ));
+        return Err(SignatureError::FeatureOff {
+            file: wasm.to_path_buf(),
+        });
     }
     Ok(None)
 }
@@ -75,6 +91,13 @@ mod tests {
     fn a_plugin_that_must_be_signed_is_refused_naming_the_feature() {
         let wasm = Path::new("plugins/signed.wasm");
         let err = check(wasm, true).expect_err("nothing can verify it");
+        assert_eq!(
+            err,
+            SignatureError::FeatureOff {
+                file: wasm.to_path_buf()
+            }
+        );
+        let err = err.to_string();
         assert!(err.contains("`signatures` feature"), "{err}");
         assert!(err.contains("plugins/signed.wasm"), "{err}");
         assert_eq!(check(wasm, false), Ok(None));

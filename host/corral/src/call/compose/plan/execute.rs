@@ -46,6 +46,7 @@ use corral_sandbox::Limits;
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StepStatus {
     /// The call returned output.
     Succeeded,
@@ -58,6 +59,7 @@ pub enum StepStatus {
 
 /// The outcome of one step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct StepResult {
     /// The step id.
     pub id: String,
@@ -92,6 +94,7 @@ pub struct StepResult {
 
 /// The outcome of a whole plan.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PlanResult {
     /// Every step, in plan order.
     pub steps: Vec<StepResult>,
