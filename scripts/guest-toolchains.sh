@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Installs the pinned toolchains for guests in Python, JavaScript and C into
-# target/guest-tools/, from the package registries only (PyPI, npm, crates.io):
+# target/guest-tools/, from the package registries only (PyPI, npm):
 #   venv/         componentize-py and ziglang   (scripts/toolchains/requirements.txt)
 #   js/           componentize-qjs, componentize-js, jco, esbuild (scripts/toolchains/package*.json)
-#   bin/          wit-bindgen (C bindings)      (version below)
-# Each part is reinstalled only when its pinned manifest changes (a stamp file
-# holds the manifest's hash). Needs python3 (3.10+) and node/npm (20+).
+# C guests need no generator: their bindings are committed in guest-sdk/c
+# (scripts/c-bindings.sh regenerates them). Each part is reinstalled only
+# when its pinned manifest changes (a stamp file holds the manifest's hash).
+# Needs python3 (3.10+) and node/npm (20+).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-WIT_BINDGEN_VERSION=0.63.0
 TOOLS=target/guest-tools
 mkdir -p "$TOOLS"
 
@@ -42,12 +42,4 @@ if ! up_to_date "$TOOLS/js.stamp" "$hash"; then
   # platform package either way.
   (cd "$TOOLS/js" && npm install --ignore-scripts --no-fund --no-audit --loglevel=error)
   echo "$hash" > "$TOOLS/js.stamp"
-fi
-
-hash=$(echo "wit-bindgen-cli $WIT_BINDGEN_VERSION c" | sha256sum | cut -d' ' -f1)
-if ! up_to_date "$TOOLS/wit-bindgen.stamp" "$hash"; then
-  echo "==> installing wit-bindgen-cli $WIT_BINDGEN_VERSION (C bindings) into $TOOLS/bin"
-  cargo install --quiet --locked --root "$TOOLS" --no-default-features --features c \
-    "wit-bindgen-cli@$WIT_BINDGEN_VERSION"
-  echo "$hash" > "$TOOLS/wit-bindgen.stamp"
 fi

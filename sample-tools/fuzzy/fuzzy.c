@@ -1,6 +1,6 @@
 /* The `fuzzy` sample plugin, in C: edit distance and "did you mean"
- * matching over Unicode text. Bindings come from `wit-bindgen c` for the
- * `corral:tool/plugin` world (wit/corral-tool.wit); the core module is built
+ * matching over Unicode text. Bindings: guest-sdk/c (`wit-bindgen c` for the
+ * `corral:tool/plugin@0.1.0` world, wit/v0.1.0); the core module is built
  * with zig's clang for wasm32-wasi and wrapped into a component with
  * `jco new --wasi-reactor` (see scripts/build-guests.sh). */
 #include <stdio.h>

@@ -2,8 +2,8 @@
 //! any-component mode under a policy, with the docs of the WIT beside them:
 //! a Rust component in the `cargo component` layout reading a granted
 //! directory, one using the Spin SDK's outbound HTTP client under an
-//! allow-list, and a componentize-py component (whose own `init` export is
-//! no tool). A component of the async ABI generation is refused, saying
+//! allow-list, and componentize-py and componentize-qjs components (whose
+//! toolchains' own `init` exports are no tools). A component of the async ABI generation is refused, saying
 //! why; a name too long once shown is reported with the rename that fixes it.
 
 use corral::{CallError, ComponentError, LoadErrorReason};
@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::{call, host};
 use crate::support::{
-    ANY_ASYNC, ANY_FILES, ANY_PY, ANY_SPIN, ANY_TYPES, TestServer, guest, plugin_dir,
+    ANY_ASYNC, ANY_FILES, ANY_PY, ANY_QJS, ANY_SPIN, ANY_TYPES, TestServer, guest, plugin_dir,
     repository_root,
 };
 
@@ -252,8 +252,53 @@ async fn a_componentize_py_component_serves_its_functions_and_not_its_init_hook(
         found
             .skipped
             .iter()
-            .any(|s| s.export == "exports" && s.reason.contains("componentize-py")),
+            .any(|s| s.export == "exports#init" && s.reason.contains("componentize-py")),
         "{:?}",
         found.skipped
+    );
+}
+
+#[tokio::test]
+async fn a_componentize_qjs_component_serves_its_functions_and_not_its_init_hook() {
+    let dir = dir_with(ANY_QJS, "qjs", "tests/fixtures/any_qjs/wit/world.wit", None);
+    let host = host(dir.path()).await;
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    let mut names: Vec<String> = host
+        .tools()
+        .iter()
+        .filter(|t| t.plugin().is_some())
+        .map(|t| t.spec().name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["add", "text_greet"], "no `init` tool");
+    assert_eq!(
+        call(&host, "add", json!({ "a": 2, "b": 40 }))
+            .await
+            .expect("add"),
+        json!(42)
+    );
+    assert_eq!(
+        call(&host, "text_greet", json!({ "name": "qjs" }))
+            .await
+            .expect("greet"),
+        json!("hello, qjs")
+    );
+    assert_eq!(
+        host.tool("add").expect("add").spec().description,
+        "Adds two whole numbers."
+    );
+    let found = host.inspect(&dir.path().join("qjs.wasm")).expect("inspect");
+    assert!(
+        found
+            .skipped
+            .iter()
+            .any(|s| s.export == "init" && s.reason.contains("componentize-qjs")),
+        "{:?}",
+        found.skipped
+    );
+    assert!(
+        found.tools.iter().all(|t| t.name != "init"),
+        "{:?}",
+        found.tools
     );
 }

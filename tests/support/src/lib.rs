@@ -96,6 +96,10 @@ pub const ANY_JS: &str = "lang/any_js.wasm";
 /// (`tests/fixtures/any_py`: `stats.summarize`, `version`, and the
 /// toolchain's own `init` export).
 pub const ANY_PY: &str = "lang/any_py.wasm";
+/// Fixture outside corral's world built with componentize-qjs `--sync`
+/// (`tests/fixtures/any_qjs`: `add`, `text.greet`, and the toolchain's own
+/// world-level `init` export).
+pub const ANY_QJS: &str = "lang/any_qjs.wasm";
 /// Fixture outside corral's world in the `cargo component` layout: a
 /// filesystem helper (`list-dir`, `read-file`).
 pub const ANY_FILES: &str = "fixture_any_files.wasm";

@@ -295,8 +295,9 @@ fn toolchain_notes(root: &Path, language: Language) -> anyhow::Result<String> {
             pins("package.json")?
         )),
         Language::C => notes.push_str(&format!(
-            "zig's clang (`ziglang` from PyPI), wit-bindgen-cli {} and jco (from npm):\n\n\
-             ```\n{}```\n\n```json\n{}```\n",
+            "zig's clang (`ziglang` from PyPI) and jco (from npm); the C bindings are \
+             corral's, in `guest-sdk/c` (what wit-bindgen-cli {} writes for the 0.1.0 \
+             world):\n\n```\n{}```\n\n```json\n{}```\n",
             wit_bindgen_version(root),
             pins("requirements.txt")?,
             pins("package.json")?
@@ -305,14 +306,15 @@ fn toolchain_notes(root: &Path, language: Language) -> anyhow::Result<String> {
     Ok(notes)
 }
 
-/// The wit-bindgen-cli version `scripts/guest-toolchains.sh` pins.
+/// The wit-bindgen-cli version `scripts/c-bindings.sh` pins (the one that
+/// wrote `guest-sdk/c`).
 fn wit_bindgen_version(root: &Path) -> String {
-    std::fs::read_to_string(root.join("scripts/guest-toolchains.sh"))
+    std::fs::read_to_string(root.join("scripts/c-bindings.sh"))
         .ok()
         .and_then(|text| {
             text.lines()
                 .find_map(|l| l.strip_prefix("WIT_BINDGEN_VERSION="))
                 .map(str::to_string)
         })
-        .unwrap_or_else(|| "(see scripts/guest-toolchains.sh)".into())
+        .unwrap_or_else(|| "(see scripts/c-bindings.sh)".into())
 }

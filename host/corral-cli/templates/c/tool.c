@@ -1,6 +1,6 @@
 /* {{name}}: a corral tool in C. `describe` declares the tool (its
  * description is what the model reads, its schema the JSON Schema of its
- * arguments); `call` runs it. Bindings come from `wit-bindgen c` (./build.sh);
+ * arguments); `call` runs it. Bindings: corral's guest-sdk/c (./build.sh);
  * json.c is a small JSON reader and writer. */
 #include <stdlib.h>
 #include <string.h>

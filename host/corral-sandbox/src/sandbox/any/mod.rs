@@ -14,8 +14,9 @@
 //!
 //! **Not tools** ([`Skipped`], listed by `corral inspect` and logged at
 //! load): WASI interfaces a runtime calls (`wasi:cli/run`,
-//! `wasi:http/incoming-handler`, ...); componentize-py's build-time `init`
-//! hook (the `exports` instance); a resource's constructor and methods;
+//! `wasi:http/incoming-handler`, ...); a toolchain's build-time hook
+//! (componentize-py's and componentize-qjs's `init`, recognised by their
+//! signatures: `hooks.rs`); a resource's constructor and methods;
 //! functions whose types have no JSON form (resources, futures, streams,
 //! maps, fixed-length lists, error-context) or nest more than 64 deep
 //! (`types.rs`).
@@ -34,6 +35,7 @@
 
 mod docs;
 pub use docs::sidecar_stamp;
+mod hooks;
 mod schema;
 mod types;
 pub(crate) mod value;
@@ -253,16 +255,14 @@ impl Foreign {
                         Some(ComponentItem::ComponentFunc(f)) => Some(f),
                         _ => None,
                     };
-                    found.add(&schemas, "", None, function, index, func_ty, &export);
+                    found.add(
+                        &resolve, &schemas, "", None, function, index, func_ty, &export,
+                    );
                 }
                 WorldItem::Interface { id, .. } => {
                     let interface = &resolve.interfaces[*id];
                     if export.starts_with("wasi:") {
                         found.skip(&export, "a WASI interface a runtime calls, not a tool");
-                        continue;
-                    }
-                    if export == "exports" && interface.functions.contains_key("init") {
-                        found.skip(&export, "componentize-py's build-time initialization hook");
                         continue;
                     }
                     let owner = resolve
@@ -287,6 +287,7 @@ impl Foreign {
                         });
                         let label = format!("{export}#{name}");
                         found.add(
+                            &resolve,
                             &schemas,
                             &owner,
                             Some(&prefix),
@@ -314,6 +315,7 @@ impl Foreign {
     #[allow(clippy::too_many_arguments)]
     fn add(
         &mut self,
+        resolve: &Resolve,
         schemas: &schema::Schemas<'_>,
         owner: &str,
         prefix: Option<&str>,
@@ -322,6 +324,12 @@ impl Foreign {
         func_ty: Option<wasmtime::component::types::ComponentFunc>,
         label: &str,
     ) {
+        if let Some(toolchain) = hooks::toolchain_of(resolve, function) {
+            return self.skip(
+                label,
+                &format!("{toolchain}'s build-time initialization hook, not a tool"),
+            );
+        }
         if !matches!(function.kind, FunctionKind::Freestanding) {
             return self.skip(
                 label,
