@@ -119,27 +119,33 @@ if ! $only_rust; then
       -d stdio -d random -d clocks -d http -d fetch-event -o "$out" > "$BUILD/$name.log"
   }
 
-  # c_guest NAME OUT SOURCES...: wit-bindgen C bindings, zig's clang for
-  # wasm32-wasi (a reactor: no main), then jco wraps the core module and
-  # the WASI preview-1 adapter into a component.
+  # qjs_component NAME SOURCE WIT_DIR WORLD OUT: a component of its own
+  # world (any-component mode), the way componentize-qjs users build one
+  # (with the toolchain's own world-level `init` hook in it).
+  qjs_component() {
+    local name=$1 src=$2 wit=$3 world=$4 out=$5
+    if ! stale "$out" "$src" "$wit" scripts/toolchains; then return; fi
+    echo "==> building JavaScript component $name (world $world, QuickJS)"
+    "$TOOLS/js/node_modules/.bin/componentize-qjs" --sync --wit "$wit" -n "$world" \
+      --js "$src" -o "$out" > "$BUILD/$name.log"
+  }
+
+  # c_guest NAME OUT SOURCES...: zig's clang for wasm32-wasi (a reactor: no
+  # main) over the sources and the committed C bindings of the 0.1.0 world
+  # (guest-sdk/c, from scripts/c-bindings.sh), then jco wraps the core
+  # module and the WASI preview-1 adapter into a component.
   c_guest() {
     local name=$1 out=$2
     shift 2
-    if ! stale "$out" "$@" wit scripts/toolchains; then return; fi
+    if ! stale "$out" "$@" guest-sdk/c scripts/toolchains; then return; fi
     echo "==> building C guest $name"
     local dir=$BUILD/$name
     rm -rf "$dir" && mkdir -p "$dir"
-    # It names every file it writes on stderr; show that only on failure.
-    if ! "$TOOLS/bin/wit-bindgen" c wit/v0.1.0 --world corral:tool/plugin@0.1.0 --out-dir "$dir" \
-      > "$dir/wit-bindgen.log" 2>&1; then
-      cat "$dir/wit-bindgen.log" >&2
-      return 1
-    fi
     local includes=()
     for source in "$@"; do includes+=(-I "$(dirname "$source")"); done
     "$TOOLS/venv/bin/python" -m ziglang cc -target wasm32-wasi -mexec-model=reactor -O2 -s \
-      -Wall -Wextra -Werror "${includes[@]}" -I "$dir" \
-      -o "$dir/$name.core.wasm" "$@" "$dir/plugin.c" "$dir/plugin_component_type.o"
+      -Wall -Wextra -Werror "${includes[@]}" -I guest-sdk/c \
+      -o "$dir/$name.core.wasm" "$@" guest-sdk/c/plugin.c guest-sdk/c/plugin_component_type.o
     "$TOOLS/js/node_modules/.bin/jco" new "$dir/$name.core.wasm" --wasi-reactor -o "$out" > /dev/null
   }
 
@@ -154,6 +160,8 @@ if ! $only_rust; then
   js_component any_js tests/fixtures/any_js/index.js tests/fixtures/any_types/wit types \
     "$OUT/any_js.wasm"
   python_component any_py tests/fixtures/any_py py-stats "$OUT/any_py.wasm"
+  qjs_component any_qjs tests/fixtures/any_qjs/index.js tests/fixtures/any_qjs/wit qjs-tools \
+    "$OUT/any_qjs.wasm"
   for name in tables versions fuzzy; do
     cp "$OUT/$name.wasm" "plugins/$name.wasm"
   done

@@ -7,17 +7,19 @@
 # container image built and run (scripts/image.sh).
 #
 #   scripts/deploy-check.sh [CORRAL]     default target/debug/corral
+#   scripts/deploy-check.sh --install    only install kubernetes-validate
 #
 # Prints one line: `deploy check: ...: ok` or `... : FAILED`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-corral=${1:-target/debug/corral}
 venv=target/deploy-venv
 if ! "$venv/bin/kubernetes-validate" --version 2>/dev/null | grep -qx 1.37.0; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
 fi
+[[ "${1:-}" == "--install" ]] && exit 0
+corral=${1:-target/debug/corral}
 
 status=ok
 manifests=(deploy/kubernetes/*.yaml)

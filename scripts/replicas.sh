@@ -22,12 +22,9 @@ corral=${2:-$PWD/target/debug/corral}
 cache="$PWD/target/test-component-cache"
 
 scripts/system-deps.sh
+# The Python `mcp` client, installed as the MCP client checks install it.
 venv=target/mcp-venv
-if ! cmp -s tests/mcp/requirements.txt "$venv/requirements.txt"; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
-  cp tests/mcp/requirements.txt "$venv/requirements.txt"
-fi
+scripts/mcp-clients.sh --install
 
 plugins=$(mktemp -d)
 trap 'rm -rf "$plugins"' EXIT

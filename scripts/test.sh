@@ -1,55 +1,81 @@
 #!/usr/bin/env bash
-# The full test suite, from a fresh clone: installs the wasm32-wasip2 target and
-# the Debian packages it needs (scripts/system-deps.sh) if missing, builds the sample tools (and the Python, JavaScript and C guests),
-# then runs `cargo test --workspace`: the unit tests of every crate, the guest
-# SDK's compile-fail UI tests, and the integration tests (corral-cli's `all`,
-# which get the `corral` binary from cargo and the Rust fixture guests from
-# corral-test-support's build script), each benchmark once, then the MCP
-# client checks.
+# The full test suite, from a fresh clone. It installs what it needs: the
+# wasm32-wasip2 target and the Debian packages (scripts/system-deps.sh), and,
+# in the background while cargo compiles, the guest toolchains, the MCP
+# clients, the deployment validator and the public Sigstore roots (all pinned,
+# from the package registries). Then:
+#
+# 1. the Rust sample tools, for wasm32-wasip2 (scripts/build-guests.sh --rust);
+# 2. one build of the host: every crate's tests, the integration tests and
+#    each benchmark, in the test profile (the Rust fixture guests come from
+#    corral-test-support's build script, into the same target/guests);
+# 3. the Python, JavaScript and C guests (scripts/build-guests.sh);
+# 4. `cargo test --all-targets`: the unit tests of every crate, the guest
+#    SDK's compile-fail UI tests, the integration tests (corral-cli's `all`)
+#    and each benchmark once (criterion's test mode), then the doc tests;
+# 5. the MCP client checks, three replicas behind HAProxy and the deployment
+#    artifacts, side by side (each prints its own lines when done).
+#
+# `.ci/run` runs it with clippy-driver as the workspace's compiler wrapper,
+# so step 2 is also the lint pass (one compile, not two).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: OpenSSL for the sigstore crate, and the OCI registry the
-# distribution tests start (scripts/system-deps.sh).
 scripts/system-deps.sh
 
-scripts/build-guests.sh
-# The public Sigstore trusted roots, from PyPI, for the keyless tests.
-scripts/sigstore-roots.sh
-echo "==> cargo test --workspace"
+logs=target/test-logs
+mkdir -p "$logs"
+# Network-bound installs, while the CPU compiles. Each is a no-op when what it
+# installs is already there.
+(
+  scripts/guest-toolchains.sh && scripts/sigstore-roots.sh && scripts/mcp-clients.sh --install \
+    && scripts/deploy-check.sh --install
+) > "$logs/installs.log" 2>&1 &
+installs=$!
+
+scripts/build-guests.sh --rust
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked 2>&1 | tee "$log"
+echo "==> cargo test --all-targets --no-run (the one build of the host)"
+cargo test --all-targets --locked --no-run 2>&1 | tee "$log"
 
-# Each benchmark once, unoptimised (criterion's test mode): a bench whose setup
-# broke fails here rather than on the day someone measures.
-echo "==> benchmarks, once each"
-cargo test --workspace --locked --bench '*' 2>&1 | tee -a "$log"
+if ! wait "$installs"; then
+  cat "$logs/installs.log" >&2
+  echo "installing the test toolchains failed (log above)" >&2
+  exit 1
+fi
+cat "$logs/installs.log"
+scripts/build-guests.sh
 
-# The cargo-fuzz targets (a workspace of their own, run with nightly outside
-# CI, scripts in BENCHMARKS.md): checked on stable, so a library change that
-# breaks one fails here rather than on the day someone fuzzes.
-echo "==> fuzz targets build"
-CARGO_TARGET_DIR=target/fuzz-check cargo check --manifest-path fuzz/Cargo.toml --locked --bins
+echo "==> cargo test --all-targets"
+cargo test --all-targets --locked 2>&1 | tee -a "$log"
+echo "==> doc tests"
+cargo test --doc --locked 2>&1 | tee -a "$log"
 
-# The MCP server against clients nobody here wrote (installed pinned).
-mcp_status=0
-scripts/mcp-clients.sh 2>&1 | tee -a "$log" || mcp_status=$?
-
-# Three replicas behind HAProxy, one SIGTERMed and one SIGKILLed under load
-# (the long run is in BENCHMARKS.md).
-echo "==> replicas behind HAProxy"
-replicas_status=0
-scripts/replicas.sh 600 2>&1 | tee -a "$log" || replicas_status=$?
-
-# The Kubernetes manifests, the Deployment's arguments, the HAProxy
-# configuration and the container image.
-echo "==> deployment artifacts"
-deploy_status=0
-scripts/deploy-check.sh 2>&1 | tee -a "$log" || deploy_status=$?
+# The MCP server against clients nobody here wrote (installed pinned); three
+# replicas behind HAProxy, one SIGTERMed and one SIGKILLed under load (the
+# long run is in BENCHMARKS.md); the Kubernetes manifests, the Deployment's
+# arguments, the HAProxy configuration and the container image. Independent
+# of each other, so they run side by side; each one's output is shown whole
+# when it is done.
+echo "==> MCP clients, replicas behind HAProxy, deployment artifacts (side by side)"
+scripts/mcp-clients.sh > "$logs/mcp.log" 2>&1 &
+mcp=$!
+scripts/replicas.sh 600 > "$logs/replicas.log" 2>&1 &
+replicas=$!
+scripts/deploy-check.sh > "$logs/deploy.log" 2>&1 &
+deploy=$!
+mcp_status=0 replicas_status=0 deploy_status=0
+wait "$mcp" || mcp_status=$?
+wait "$replicas" || replicas_status=$?
+wait "$deploy" || deploy_status=$?
+for part in mcp replicas deploy; do
+  cat "$logs/$part.log" | tee -a "$log"
+done
 
 # One closing line over every test binary (cargo prints one per binary, and the
-# last ones are doc-test binaries with nothing to run) and the client checks.
+# last ones are doc-test binaries with nothing to run) and the other checks.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
      /^mcp client check: .*: ok$/ { p += 1 }
      /^mcp client check: .*: FAILED$/ { f += 1 }

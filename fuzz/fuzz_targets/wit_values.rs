@@ -18,52 +18,9 @@
 
 #![no_main]
 
-use std::sync::OnceLock;
-
 use libfuzzer_sys::fuzz_target;
-use wasmtime::component::types::{ComponentItem, Type};
-use wit_component::{ComponentEncoder, StringEncoding};
-use wit_parser::{LiftLowerAbi, ManglingAndAbi, Resolve};
 
 #[path = "../invariants/wit_values.rs"]
 mod invariants;
 
-/// The parameters of `values.wit`'s function, from a component of that
-/// world built in memory (as `corral-test-support`'s `exported_params`).
-fn params() -> &'static [(String, Type)] {
-    static PARAMS: OnceLock<Vec<(String, Type)>> = OnceLock::new();
-    PARAMS.get_or_init(|| {
-        let mut resolve = Resolve::default();
-        let package = resolve
-            .push_str(
-                "values.wit",
-                include_str!("../../tests/support/wit/values.wit"),
-            )
-            .expect("the WIT parses");
-        let world = resolve.select_world(&[package], None).expect("one world");
-        let mut module = wit_component::dummy_module(
-            &resolve,
-            world,
-            ManglingAndAbi::Legacy(LiftLowerAbi::Sync),
-        );
-        wit_component::embed_component_metadata(&mut module, &resolve, world, StringEncoding::UTF8)
-            .expect("metadata embeds");
-        let bytes = ComponentEncoder::default()
-            .module(&module)
-            .expect("a core module")
-            .validate(true)
-            .encode()
-            .expect("the component encodes");
-        let engine = wasmtime::Engine::default();
-        let component = wasmtime::component::Component::new(&engine, &bytes).expect("it compiles");
-        let mut params = Vec::new();
-        for (_, export) in component.component_type().exports(&engine) {
-            if let ComponentItem::ComponentFunc(func) = export.ty {
-                params.extend(func.params().map(|(n, t)| (n.to_string(), t)));
-            }
-        }
-        params
-    })
-}
-
-fuzz_target!(|data: &[u8]| invariants::check(data, params()));
+fuzz_target!(|data: &[u8]| invariants::check(data));

@@ -117,8 +117,9 @@ fn the_guest_sdk_carries_the_repository_wit() {
     );
 }
 
-#[test]
-fn the_library_has_no_cli_server_or_exporter_dependency() {
+/// The lines of `cargo tree -e normal --prefix none` for `corral` with
+/// the extra arguments `args`.
+fn library_tree(args: &[&str]) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .current_dir(repository_root())
@@ -132,6 +133,7 @@ fn the_library_has_no_cli_server_or_exporter_dependency() {
             "--prefix",
             "none",
         ])
+        .args(args)
         .output()
         .expect("run cargo tree");
     assert!(
@@ -139,7 +141,12 @@ fn the_library_has_no_cli_server_or_exporter_dependency() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let tree = String::from_utf8_lossy(&out.stdout);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_library_has_no_cli_server_or_exporter_dependency() {
+    let tree = library_tree(&[]);
     for banned in [
         "clap",
         "axum",
@@ -157,6 +164,66 @@ fn the_library_has_no_cli_server_or_exporter_dependency() {
         );
     }
     assert!(tree.lines().any(|l| l.starts_with("wasmtime ")), "{tree}");
+}
+
+/// An embedder who does not verify signatures builds the library without
+/// OpenSSL: `corral-signature` (and sigstore with it) is behind the
+/// default `signatures` feature. (`.ci/run` compiles that configuration.)
+#[test]
+fn the_library_without_signatures_needs_no_openssl() {
+    let tree = library_tree(&["--no-default-features"]);
+    for banned in [
+        "openssl",
+        "openssl-sys",
+        "native-tls",
+        "sigstore",
+        "corral-signature",
+    ] {
+        assert!(
+            !tree.lines().any(|l| l.starts_with(&format!("{banned} "))),
+            "corral without default features depends on {banned}"
+        );
+    }
+    assert!(tree.lines().any(|l| l.starts_with("wasmtime ")), "{tree}");
+    assert!(
+        library_tree(&[])
+            .lines()
+            .any(|l| l.starts_with("corral-signature ")),
+        "the default features verify signatures"
+    );
+}
+
+/// `guest-sdk/c` holds the C bindings of the frozen 0.1.0 world, as
+/// `scripts/c-bindings.sh` wrote them; its stamp names the sha256 of the
+/// WIT they came from, which must be the WIT as it is.
+#[test]
+fn the_c_bindings_come_from_the_wit_as_it_is() {
+    use sha2::{Digest as _, Sha256};
+    let root = repository_root();
+    let mut wits: Vec<PathBuf> = std::fs::read_dir(root.join("wit/v0.1.0"))
+        .expect("wit/v0.1.0")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wit"))
+        .collect();
+    wits.sort();
+    let mut hash = Sha256::new();
+    for wit in &wits {
+        hash.update(std::fs::read(wit).expect("wit"));
+    }
+    let digest = hex::encode(hash.finalize());
+    let stamp =
+        std::fs::read_to_string(root.join("guest-sdk/c/bindings.stamp")).expect("bindings.stamp");
+    assert!(
+        stamp.lines().any(|l| l == format!("{digest}  wit/v0.1.0")),
+        "guest-sdk/c was generated from another wit/v0.1.0 (stamp: {stamp:?}, now {digest}); \
+         run scripts/c-bindings.sh"
+    );
+    for file in ["plugin.h", "plugin.c", "plugin_component_type.o"] {
+        assert!(
+            root.join("guest-sdk/c").join(file).is_file(),
+            "guest-sdk/c/{file}"
+        );
+    }
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
-use crate::support::{VALUES_WIT, exported_params, repository_root};
+use crate::support::repository_root;
 
 #[path = "../../fuzz/invariants/arguments.rs"]
 mod arguments;
@@ -75,8 +75,7 @@ fn mcp_messages_seeds_keep_the_targets_invariants() {
 
 #[test]
 fn wit_values_seeds_keep_the_targets_invariants() {
-    let params = exported_params(VALUES_WIT);
-    replay("wit_values", |data| wit_values::check(data, &params));
+    replay("wit_values", wit_values::check);
 }
 
 /// The seeds verify the fixture file with evidence of every kind (0 a

@@ -83,8 +83,16 @@ fn main() {
     for guest in &guests {
         cmd.args(["-p", guest]);
     }
-    // The outer build's flags and wrappers (coverage, clippy-driver) are for the
-    // host; the guests build with their own defaults.
+    // The outer build's flags and wrappers (coverage, say) are for the host;
+    // the guests build with their own defaults. Except clippy-driver: when the
+    // host's crates are linted as they build (`.ci/run`), the guests are too,
+    // as `scripts/build-guests.sh` builds the samples under the same wrapper,
+    // so both builds of target/guests agree and neither redoes the other.
+    let lints = std::env::var("RUSTC_WORKSPACE_WRAPPER").is_ok_and(|w| {
+        Path::new(&w)
+            .file_stem()
+            .is_some_and(|stem| stem == "clippy-driver")
+    });
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",
         "RUSTFLAGS",
@@ -93,8 +101,11 @@ fn main() {
         "CARGO_TARGET_DIR",
         "CARGO_BUILD_TARGET",
     ] {
-        cmd.env_remove(var);
+        if !(lints && var == "RUSTC_WORKSPACE_WRAPPER") {
+            cmd.env_remove(var);
+        }
     }
+    println!("cargo:rerun-if-env-changed=CLIPPY_ARGS");
     let status = cmd
         .status()
         .expect("cannot run cargo to build the test guests");

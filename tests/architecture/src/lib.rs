@@ -27,6 +27,7 @@
 //!    [`Cycle`], listed with each edge's file, line and path.
 
 mod code_map;
+mod fuzz;
 mod graph;
 mod refs;
 mod resolve;
@@ -37,6 +38,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use code_map::unmapped_files;
+pub use fuzz::fuzz_target_problems;
 pub use graph::Cycle;
 
 use refs::Via;

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use corral_architecture::{
-    Cycle, Lineage, ModuleGraph, Options, find_cycles, host_crate_roots, module_graph,
-    unmapped_files,
+    Cycle, Lineage, ModuleGraph, Options, find_cycles, fuzz_target_problems, host_crate_roots,
+    module_graph, unmapped_files,
 };
 
 /// This crate's directory.
@@ -273,4 +273,13 @@ fn the_code_map_names_every_module_file() {
          directory, `sandbox/http/`):\n{}",
         missing.join("\n")
     );
+}
+
+/// CI builds no fuzz workspace: each target must be a thin wrapper of its
+/// invariants, which the workspace's tests compile and run over the seeds.
+#[test]
+fn every_fuzz_target_is_a_thin_wrapper_of_invariants_the_tests_compile() {
+    let (problems, checked) = fuzz_target_problems(&repository_root()).expect("fuzz/ reads");
+    assert!(checked >= 7, "found only {checked} fuzz targets");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
