@@ -17,6 +17,7 @@ mod context;
 mod disclosure;
 mod discovery;
 mod distribution;
+mod file_caps;
 mod foreign;
 mod fuzz_seeds;
 mod host_api;

@@ -104,39 +104,31 @@ pub(crate) async fn download(
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    // A hidden name not ending in `.wasm` (the host never loads a partial
-    // download), created exclusively; removed when dropped unless persisted.
-    let mut part = tempfile::Builder::new()
-        .prefix(".corral-pull-")
-        .suffix(".part")
-        .tempfile_in(dir)
+    // Streamed into a whole file (corral_files::WholeFile): a hidden
+    // temporary name not ending in `.wasm`, so the host never loads a partial
+    // download, created exclusively; removed if the pull fails. Mode 0600,
+    // as the pulled file always had.
+    let mut part = corral_files::WholeFile::create(path, corral_files::WriteOptions::PRIVATE)
         .map_err(file_error)?;
     let bytes = stream_layer(client, reference, at, layer, cap, "component", |chunk| {
-        std::io::Write::write_all(part.as_file_mut(), chunk)
+        std::io::Write::write_all(&mut part, chunk)
     })
     .await?;
-    part.as_file().sync_all().map_err(file_error)?;
-    part.persist(path).map_err(|e| file_error(e.error))?;
+    part.commit().map_err(file_error)?;
     Ok(bytes)
 }
 
-/// Writes `bytes` to `path` through a new temporary file in the same
-/// directory (created exclusively, so no planted link is followed), synced,
-/// then renamed over `path`.
+/// Writes `bytes` to `path` whole (`corral_files::write_whole`: created
+/// exclusively, so no planted link is followed, synced, renamed over
+/// `path`), mode 0600 as before.
 ///
 /// # Errors
 /// [`DistError::File`] when it cannot be written.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DistError> {
-    use std::io::Write as _;
-    let error = |e: std::io::Error| DistError::File {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    file.write_all(bytes).map_err(error)?;
-    file.as_file().sync_all().map_err(error)?;
-    file.persist(path).map_err(|e| error(e.error))?;
-    Ok(())
+    corral_files::write_whole(path, bytes, corral_files::WriteOptions::PRIVATE).map_err(|e| {
+        DistError::File {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
+    })
 }

@@ -144,10 +144,10 @@ impl ComponentCache {
     }
 
     /// Removes the temporary files of cache writers that were killed
-    /// ([`crate::whole_file::sweep`]); the host does it once as it builds.
+    /// (`corral_files::sweep`); the host does it once as it builds.
     pub fn sweep(&self) {
         if let Some(dir) = &self.dir {
-            crate::whole_file::sweep(dir, None);
+            corral_files::sweep(dir, None);
         }
     }
 }
@@ -215,9 +215,9 @@ fn unseal(entry: &[u8]) -> Result<&[u8], &'static str> {
     Ok(artifact)
 }
 
-/// Writes the serialized component whole ([`crate::whole_file`]), so a
-/// reader never sees a half-written entry. Not synced: the trailer catches
-/// an entry a power loss cut short, and it is rebuilt.
+/// Writes the serialized component whole (`corral_files::write_whole`), so
+/// a reader never sees a half-written entry. Not synced: the trailer
+/// catches an entry a power loss cut short, and it is rebuilt.
 fn store(dir: &Path, path: &Path, component: &Component) -> std::io::Result<()> {
     create_private_dir(dir)?;
     let bytes = seal(
@@ -225,7 +225,7 @@ fn store(dir: &Path, path: &Path, component: &Component) -> std::io::Result<()> 
             .serialize()
             .map_err(|err| std::io::Error::other(format!("{err:#}")))?,
     );
-    crate::whole_file::write_whole(path, &bytes, crate::whole_file::Sync::None)
+    corral_files::write_whole(path, &bytes, corral_files::WriteOptions::UNSYNCED)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

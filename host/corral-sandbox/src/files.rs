@@ -4,33 +4,19 @@
 //! `stat`, and a large file that is not wasm costs 4 bytes, not its size in
 //! memory. A named pipe, a directory or a symlink loop named `*.wasm` is
 //! reported with what it is, never waited on. The same cap serves the
-//! distribution client, which refuses a larger layer before writing it.
+//! distribution client, which refuses a larger layer before writing it. The
+//! file is opened as every capped read opens one
+//! (`corral_files::open_for_reading`: a named pipe is not waited on).
 
 use std::io::Read as _;
 use std::path::Path;
 
 use crate::error::ComponentError;
 
-/// The default plugin size cap: 256 MiB, in bytes. A Python component built
-/// by componentize-py is about 40 MiB; a Rust one is well under 1 MiB.
-pub const DEFAULT_MAX_PLUGIN_BYTES: u64 = 256 * 1024 * 1024;
+pub use corral_files::DEFAULT_MAX_PLUGIN_BYTES;
 
 /// The wasm magic bytes every module and component starts with.
 const WASM_MAGIC: &[u8; 4] = b"\0asm";
-
-/// Opens `path` for reading without waiting: a named pipe with no writer
-/// would block a plain `open`; here it opens at once, and the type check
-/// after refuses it.
-fn open(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-    }
-    options.open(path)
-}
 
 /// What a non-regular file is, for [`ComponentError::NotAFile`].
 fn kind(file_type: std::fs::FileType) -> &'static str {
@@ -70,7 +56,7 @@ fn kind(file_type: std::fs::FileType) -> &'static str {
 ///   symlink, a symlink loop, no permission).
 pub fn read_plugin(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ComponentError> {
     let io = |e: std::io::Error| ComponentError::Io(e.to_string());
-    let file = open(path).map_err(io)?;
+    let file = corral_files::open_for_reading(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(ComponentError::NotAFile(kind(meta.file_type())));

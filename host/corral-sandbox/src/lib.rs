@@ -25,7 +25,6 @@ mod review;
 mod sandbox;
 mod spec;
 mod trace;
-pub mod whole_file;
 
 pub use cache::{CacheOutcome, ComponentCache, compile};
 pub use engine::{EPOCH_TICK, Engine};

@@ -109,8 +109,18 @@ pub fn check(
         (Evidence::Bundle, bundle_path(wasm)),
         (Evidence::Oci, oci_evidence_path(wasm)),
     ] {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
+        // Absent: not evidence. Over its cap (1 MiB) or unreadable: evidence
+        // that does not count, and says why.
+        let text = match corral_files::read_text(&path, corral_files::Kind::SignatureEvidence) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
+            Err(err) => {
+                found.push(Rejection {
+                    evidence: file_name(&path),
+                    reason: err.reason(),
+                });
+                continue;
+            }
         };
         match evidence(kind, &text, bytes, sha256, signers) {
             Ok(signed) => return Ok(Some(signed)),
@@ -158,7 +168,14 @@ pub fn verify_file(wasm: &Path, trust: &Trust) -> Result<Signed, SignatureError>
         file: wasm.to_path_buf(),
         message,
     };
-    let bytes = std::fs::read(wasm).map_err(|e| unverified(format!("cannot read it: {e}")))?;
+    let bytes = corral_files::read_bytes(
+        wasm,
+        corral_files::Kind::Plugin {
+            max_bytes: corral_files::DEFAULT_MAX_PLUGIN_BYTES,
+        },
+    )
+    .map_err(|e| unverified(e.reason()))?
+    .ok_or_else(|| unverified("cannot read it: it does not exist".into()))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let signers = Signers {
         keys: &trust.keys,

@@ -93,10 +93,13 @@ impl PublicKey {
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let pem = std::fs::read_to_string(path).map_err(|e| SignatureError::Key {
+        let key = |message: String| SignatureError::Key {
             key: path.display().to_string(),
-            message: format!("cannot read it: {e}"),
-        })?;
+            message,
+        };
+        let pem = corral_files::read_text(path, corral_files::Kind::Key)
+            .map_err(|e| key(e.reason()))?
+            .ok_or_else(|| key("cannot read it: it does not exist".into()))?;
         Self::from_pem(&pem, label)
     }
 
@@ -145,7 +148,9 @@ impl SigningKey {
             key: path.display().to_string(),
             message,
         };
-        let pem = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        let pem = corral_files::read_bytes(path, corral_files::Kind::Key)
+            .map_err(|e| bad(e.reason()))?
+            .ok_or_else(|| bad("cannot read it: it does not exist".into()))?;
         let pair = if String::from_utf8_lossy(&pem).contains("ENCRYPTED") {
             SigStoreKeyPair::from_encrypted_pem(&pem, password)
         } else {

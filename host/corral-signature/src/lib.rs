@@ -293,13 +293,19 @@ pub fn stamp(wasm: &Path, keys: &[PathBuf]) -> Option<String> {
     ];
     for path in files.iter().chain(keys) {
         digest.update(path.as_os_str().as_encoded_bytes());
-        match std::fs::read(path) {
-            Ok(bytes) => {
+        // Under the same cap as a check reads them: a file over it is
+        // refused there whatever its bytes, and only its state counts here.
+        match corral_files::read_bytes(path, corral_files::Kind::SignatureEvidence) {
+            Ok(Some(bytes)) => {
                 any = true;
                 digest.update([1]);
                 digest.update(Sha256::digest(&bytes));
             }
-            Err(_) => digest.update([0]),
+            Ok(None) => digest.update([0]),
+            Err(_) => {
+                any = true;
+                digest.update([2]);
+            }
         }
     }
     any.then(|| hex::encode(digest.finalize()))

@@ -264,10 +264,13 @@ impl TrustedRoot {
     /// [`SignatureError::Key`] when it cannot be read, or as
     /// [`TrustedRoot::from_json`].
     pub fn read(path: &Path) -> Result<Self, SignatureError> {
-        let json = std::fs::read_to_string(path).map_err(|e| SignatureError::Key {
+        let key = |message: String| SignatureError::Key {
             key: path.display().to_string(),
-            message: format!("cannot read it: {e}"),
-        })?;
+            message,
+        };
+        let json = corral_files::read_text(path, corral_files::Kind::Key)
+            .map_err(|e| key(e.reason()))?
+            .ok_or_else(|| key("cannot read it: it does not exist".into()))?;
         let label = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

@@ -17,8 +17,6 @@
 
 use std::path::Path;
 
-use quote::ToTokens as _;
-
 use crate::Error;
 
 /// The problems of the fuzz targets under `repo_root/fuzz`, one line each

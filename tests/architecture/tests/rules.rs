@@ -244,8 +244,10 @@ fn no_host_crate_has_an_import_cycle() {
                 continue;
             }
         };
-        // A checker that resolves nothing finds no cycle either.
-        if graph.modules.len() > 2 && graph.edges.is_empty() {
+        // A checker that resolves nothing finds no cycle either. (A crate
+        // of a root and two leaves, as corral-files is, may have no edge:
+        // the root's re-exports of its children are not edges.)
+        if graph.modules.len() > 3 && graph.edges.is_empty() {
             failures.push(format!(
                 "{shown}: no edge between {:?}",
                 graph.modules.keys()

@@ -109,10 +109,10 @@ impl Lock {
             path: path.clone(),
             message,
         };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(error(format!("cannot read it: {err}"))),
+        let text = match corral_files::read_text(&path, corral_files::Kind::Lock) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(None),
+            Err(err) => return Err(error(err.reason())),
         };
         let lock: Self = toml::from_str(&text).map_err(|err| {
             error(format!(
@@ -182,15 +182,10 @@ impl Lock {
             "# Written by corral after each pull: what each plugin was pulled from, and\n\
              # the digests the host checks before loading it.\n{text}"
         );
-        let tmp = path.with_extension("lock.tmp");
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|err| {
-                let _ = std::fs::remove_file(&tmp);
-                LockError {
-                    path: path.clone(),
-                    message: format!("cannot write it: {err}"),
-                }
+        corral_files::write_whole(&path, text.as_bytes(), corral_files::WriteOptions::SYNCED)
+            .map_err(|err| LockError {
+                path: path.clone(),
+                message: format!("cannot write it: {err}"),
             })
     }
 }

@@ -8,18 +8,6 @@
 use std::path::PathBuf;
 
 /// Why one plugin file did not load. The other plugins load regardless.
-/// The load error a cap a plugin went over is.
-impl From<crate::config::caps::Over> for LoadErrorReason {
-    fn from(over: crate::config::caps::Over) -> Self {
-        Self::OverCap {
-            what: over.what,
-            found: over.found,
-            cap: over.cap,
-            knob: over.knob,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {reason}", corral_names::text::escape_line(&.path.display().to_string()))]
 pub struct LoadError {
@@ -164,4 +152,16 @@ pub enum LoadErrorReason {
         /// The policy key under `[describe]` that raises it.
         knob: &'static str,
     },
+}
+
+/// The load error a cap a plugin went over is.
+impl From<crate::config::caps::Over> for LoadErrorReason {
+    fn from(over: crate::config::caps::Over) -> Self {
+        Self::OverCap {
+            what: over.what,
+            found: over.found,
+            cap: over.cap,
+            knob: over.knob,
+        }
+    }
 }

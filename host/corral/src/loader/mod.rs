@@ -92,16 +92,13 @@ fn compile_one(
 ) -> Result<Compiled, LoadErrorReason> {
     let secrets = &inputs.secrets;
     let policy_file = crate::config::policy::policy_path_in(path, inputs.policy_dir.as_deref());
-    let policy_source = match std::fs::read_to_string(&policy_file) {
-        Ok(text) => Some(text),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(err) => {
-            return Err(LoadErrorReason::Policy(PolicyError::Read {
-                path: policy_file,
-                message: err.to_string(),
-            }));
-        }
-    };
+    let policy_source =
+        corral_files::read_text(&policy_file, corral_files::Kind::Policy).map_err(|err| {
+            LoadErrorReason::Policy(PolicyError::Read {
+                path: policy_file.clone(),
+                message: err.reason(),
+            })
+        })?;
     let bytes = corral_sandbox::read_plugin(path, limits.max_plugin_bytes)?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     checks::lock(inputs, path, &sha256)?;

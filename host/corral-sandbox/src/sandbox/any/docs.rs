@@ -35,14 +35,12 @@ pub(crate) fn sidecar(component: &Path) -> PathBuf {
 const STAMP_MAX_FILES: usize = 1_000;
 const STAMP_MAX_BYTES: u64 = 16 << 20;
 
-/// A digest of the WIT beside `component` (its `.wit` and `.wasm` files, by
-/// relative path, not following symbolic links, within 1 000 files
-/// and 16 MiB), so a reload notices a change to the docs;
-/// `None` when there is none. Unreadable entries count as absent.
-pub fn sidecar_stamp(component: &Path) -> Option<String> {
-    let root = sidecar(component);
+/// The files of the WIT `root` beside a component (its `.wit` and `.wasm`
+/// files, not following symbolic links), sorted, and whether they stayed
+/// within 1 000 files and 16 MiB (the walk stops at the cap).
+fn sidecar_files(root: &Path) -> (Vec<PathBuf>, bool) {
     let mut files = Vec::new();
-    let mut pending = vec![root.clone()];
+    let mut pending = vec![root.to_path_buf()];
     let mut bytes = 0u64;
     while let Some(path) = pending.pop() {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
@@ -59,13 +57,30 @@ pub fn sidecar_stamp(component: &Path) -> Option<String> {
             files.push(path);
         }
         if files.len() >= STAMP_MAX_FILES || bytes >= STAMP_MAX_BYTES {
-            break;
+            files.sort();
+            return (files, false);
         }
     }
+    files.sort();
+    (files, true)
+}
+
+/// Whether the WIT package directory `root` is within 1 000 files and
+/// 16 MiB, so parsing it costs the host a bounded amount.
+pub(crate) fn within_caps(root: &Path) -> bool {
+    sidecar_files(root).1
+}
+
+/// A digest of the WIT beside `component` (its `.wit` and `.wasm` files, by
+/// relative path, not following symbolic links, within 1 000 files
+/// and 16 MiB), so a reload notices a change to the docs;
+/// `None` when there is none. Unreadable entries count as absent.
+pub fn sidecar_stamp(component: &Path) -> Option<String> {
+    let root = sidecar(component);
+    let (files, _) = sidecar_files(&root);
     if files.is_empty() {
         return None;
     }
-    files.sort();
     let mut digest = Sha256::new();
     for file in files {
         digest.update(

@@ -226,11 +226,33 @@ impl Foreign {
         let sidecar = docs::sidecar(path);
         if sidecar.exists() {
             let mut theirs = Resolve::default();
-            match theirs.push_path(&sidecar) {
-                Ok(_) => docs.add(&theirs),
+            // A file is read under its cap (4 MiB, `corral_files::Kind::Wit`);
+            // a package directory within the stamp's caps (1 000 files,
+            // 16 MiB), which `docs::within_caps` checks first.
+            let pushed = if sidecar.is_dir() {
+                if docs::within_caps(&sidecar) {
+                    theirs
+                        .push_path(&sidecar)
+                        .map(|_| ())
+                        .map_err(|e| format!("{e:#}"))
+                } else {
+                    Err("it holds more than 1 000 files or 16 MiB".into())
+                }
+            } else {
+                match corral_files::read_text(&sidecar, corral_files::Kind::Wit) {
+                    Ok(Some(text)) => theirs
+                        .push_str(&sidecar, &text)
+                        .map(|_| ())
+                        .map_err(|e| format!("{e:#}")),
+                    Ok(None) => Ok(()),
+                    Err(err) => Err(err.reason()),
+                }
+            };
+            match pushed {
+                Ok(()) => docs.add(&theirs),
                 Err(err) => tracing::warn!(
                     wit = ?sidecar,
-                    "the WIT beside the component does not parse, so its docs are not used: {err:#}"
+                    "the WIT beside the component cannot be used, so its docs are not: {err}"
                 ),
             }
         }

@@ -18,7 +18,7 @@
 //! - **Writers lock, re-read, merge, replace.** A grant takes an exclusive
 //!   `flock(2)` on `.<name>.lock` beside the file, reads the file again,
 //!   adds its entry, and rewrites it whole through a temporary file and a
-//!   rename ([`crate::whole_file`]), so no grant of another replica is lost
+//!   rename (`corral_files::write_whole`), so no grant of another replica is lost
 //!   and a crash leaves the old list or the new one. Under the lock, any
 //!   temporary file of the set is a killed writer's and is removed.
 //! - **Read-only** ([`StandingApprovals::file_read_only`]): for a file an
@@ -123,7 +123,7 @@ impl StandingApprovals {
     pub fn file(path: impl Into<PathBuf>) -> Result<Self, StandingError> {
         let path = path.into();
         if let Ok(lock) = Lock::take(&path) {
-            corral_sandbox::whole_file::sweep_locked(lock.dir(), lock.name());
+            corral_files::sweep_locked(lock.dir(), lock.name());
         }
         Self::open(path, false)
     }
@@ -249,17 +249,15 @@ fn stamp(path: &Path) -> Stamp {
 fn read(path: &Path) -> Result<(Entries, Stamp), StandingError> {
     // Stamp first: a change after it is seen as a change next time.
     let before = stamp(path);
-    let text = match std::fs::read_to_string(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Ok((Entries::new(), None));
-        }
-        Err(source) => {
+    let text = match corral_files::read_text(path, corral_files::Kind::StandingApprovals) {
+        Ok(None) => return Ok((Entries::new(), None)),
+        Err(err) => {
             return Err(StandingError::Read {
                 path: path.to_path_buf(),
-                source,
+                source: err.into(),
             });
         }
-        Ok(text) => text,
+        Ok(Some(text)) => text,
     };
     let invalid = |message: String| StandingError::Invalid {
         path: path.to_path_buf(),
@@ -287,7 +285,7 @@ fn save(path: &Path, key: (String, String), entry: Entry) -> std::io::Result<(En
         std::fs::create_dir_all(dir)?;
     }
     let lock = Lock::take(path)?;
-    corral_sandbox::whole_file::sweep_locked(lock.dir(), lock.name());
+    corral_files::sweep_locked(lock.dir(), lock.name());
     let (mut entries, _) = read(path).map_err(std::io::Error::other)?;
     entries.insert(key, entry);
     let file = File {
@@ -295,11 +293,7 @@ fn save(path: &Path, key: (String, String), entry: Entry) -> std::io::Result<(En
         approvals: entries.values().cloned().collect(),
     };
     let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
-    corral_sandbox::whole_file::write_whole(
-        path,
-        text.as_bytes(),
-        corral_sandbox::whole_file::Sync::Data,
-    )?;
+    corral_files::write_whole(path, text.as_bytes(), corral_files::WriteOptions::SYNCED)?;
     let stamp = stamp(path);
     drop(lock);
     Ok((entries, stamp))

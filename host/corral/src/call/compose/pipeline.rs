@@ -108,14 +108,10 @@ pub(crate) fn read(dir: &Path) -> Result<Vec<Pipeline>, LoadError> {
         path: path.clone(),
         reason,
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => {
-            return Err(fail(
-                corral_sandbox::ComponentError::Io(err.to_string()).into(),
-            ));
-        }
+    let text = match corral_files::read_text(&path, corral_files::Kind::Pipelines) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(Vec::new()),
+        Err(err) => return Err(fail(LoadErrorReason::InvalidPipelines(err.reason()))),
     };
     let file: File = serde_json::from_str(&text).map_err(|err| {
         fail(LoadErrorReason::InvalidPipelines(format!(

@@ -310,10 +310,10 @@ struct RawFacade {
 /// # Errors
 /// What is wrong, naming the facade and the fix.
 fn read(path: &Path, registry: &Registry) -> Result<Vec<Facade>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(format!("cannot read it: {err}")),
+    let text = match corral_files::read_text(path, corral_files::Kind::Disclosure) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(Vec::new()),
+        Err(err) => return Err(err.reason()),
     };
     let raw: RawFile = toml::from_str(&text).map_err(|e| e.to_string().trim_end().to_string())?;
     if raw.version != 1 {

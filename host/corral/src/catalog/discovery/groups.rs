@@ -320,10 +320,10 @@ fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 
 /// The file's groups, compiled; no file is no groups.
 fn read(path: &Path) -> Result<Vec<(String, Rules)>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(format!("cannot read it: {err}")),
+    let text = match corral_files::read_text(path, corral_files::Kind::Groups) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(Vec::new()),
+        Err(err) => return Err(err.reason()),
     };
     let raw: RawFile = toml::from_str(&text).map_err(|e| e.to_string().trim_end().to_string())?;
     if raw.version != 1 {

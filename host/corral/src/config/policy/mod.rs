@@ -139,12 +139,13 @@ pub fn requested_policy_path(wasm: &Path) -> PathBuf {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PolicyError {
-    /// The file exists but cannot be read.
-    #[error("cannot read policy {}: {message}", .path.display())]
+    /// The file exists but cannot be read, or is over its cap (256 KiB:
+    /// `corral_files::Kind::Policy`).
+    #[error("{}: {message}", .path.display())]
     Read {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
+        /// Why: `cannot read it: ...`, or over the cap.
         message: String,
     },
     /// The file does not parse or a value is invalid.
@@ -304,13 +305,13 @@ impl Policy {
     /// [`PolicyError`] when the file exists but cannot be read or is invalid.
     pub fn for_plugin(wasm: &Path) -> Result<Self, PolicyError> {
         let path = policy_path(wasm);
-        match std::fs::read_to_string(&path) {
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Self::none()),
+        match corral_files::read_text(&path, corral_files::Kind::Policy) {
+            Ok(None) => Ok(Self::none()),
             Err(err) => Err(PolicyError::Read {
                 path,
-                message: err.to_string(),
+                message: err.reason(),
             }),
-            Ok(text) => Self::parse(&text, &path),
+            Ok(Some(text)) => Self::parse(&text, &path),
         }
     }
 

@@ -127,11 +127,8 @@ impl SecretStore {
     /// The store's text; `None` when it does not exist yet.
     fn read(&self) -> Result<Option<String>, SecretError> {
         match &self.place {
-            Place::File(path) => match std::fs::read_to_string(path) {
-                Ok(text) => Ok(Some(text)),
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(err) => Err(self.error(format!("cannot read it: {err}"))),
-            },
+            Place::File(path) => corral_files::read_text(path, corral_files::Kind::Secrets)
+                .map_err(|err| self.error(err.reason())),
             #[cfg(feature = "keyring")]
             Place::Keyring(name) => keyring::read(name).map_err(|e| self.error(e)),
             #[cfg(not(feature = "keyring"))]
@@ -202,8 +199,7 @@ impl SecretStore {
     }
 
     fn save_file(&self, path: &Path, text: &str) -> Result<(), SecretError> {
-        use std::io::Write as _;
-        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        use std::os::unix::fs::DirBuilderExt as _;
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(dir) = dir {
             std::fs::DirBuilder::new()
@@ -212,22 +208,8 @@ impl SecretStore {
                 .create(dir)
                 .map_err(|e| self.error(format!("cannot create its directory: {e}")))?;
         }
-        let tmp = path.with_extension("toml.tmp");
-        let write = || -> std::io::Result<()> {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, path)
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            self.error(format!("cannot write it: {e}"))
-        })
+        corral_files::write_whole(path, text.as_bytes(), corral_files::WriteOptions::PRIVATE)
+            .map_err(|e| self.error(format!("cannot write it: {e}")))
     }
 }
 

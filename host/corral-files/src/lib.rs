@@ -1,0 +1,27 @@
+//! corral's file rules, each in one place, for every crate of the host.
+//!
+//! - **Writing a file whole** ([`write_whole`], or [`WholeFile`] to stream
+//!   into one): the bytes go to a temporary file beside the target, created
+//!   exclusively (a file, directory or symlink already at that name is never
+//!   opened, let alone followed), with the mode the caller asks for (`0o600`
+//!   for secrets), fsynced, renamed over the target, and the directory
+//!   fsynced, so after a power loss a reader finds the old contents or the
+//!   new, never a mix or nothing. [`sweep`] and [`sweep_locked`] remove the
+//!   temporary files of writers that were killed.
+//! - **Reading a file beside the plugins** ([`read_text`], [`read_bytes`]):
+//!   never more than the cap of its [`Kind`] (a policy, `groups.toml`,
+//!   `pipelines.json`, `corral.lock`, signature evidence, a WIT file...), so
+//!   a hostile or mistaken file costs the host a bounded amount of memory,
+//!   and a missing one is `None` where it is optional. The error names the
+//!   file, its kind and its cap.
+//!
+//! Locked read-modify-write (`corral.lock`, the standing approvals) takes
+//! an `flock` on a sibling lock file, then uses both rules.
+
+mod read;
+mod write;
+
+pub use read::{
+    DEFAULT_MAX_PLUGIN_BYTES, Kind, ReadError, open_for_reading, read_bytes, read_text,
+};
+pub use write::{Durability, WholeFile, WriteOptions, sweep, sweep_locked, write_whole};
