@@ -14,11 +14,7 @@ use crate::support::{
 };
 
 fn builder(dir: &Path) -> HostBuilder {
-    Host::builder()
-        .plugin_dir(dir)
-        .pool(pool())
-        .cache(cache())
-        .reviewer(AutoApprove)
+    crate::support::builder(dir).reviewer(AutoApprove)
 }
 
 async fn host(dir: &Path) -> Host {

@@ -9,17 +9,10 @@ use std::path::Path;
 
 use corral::{DisclosureMode, Host, LoadErrorReason};
 
-use crate::support::{ENCODE, MATH, NOTES, TEXT, cache, catalog_dir, plugin_dir, pool, tokens};
+use crate::support::{ENCODE, MATH, NOTES, TEXT, builder, catalog_dir, plugin_dir, tokens};
 
 async fn host(dir: &Path, mode: DisclosureMode) -> Host {
-    Host::builder()
-        .plugin_dir(dir)
-        .pool(pool())
-        .cache(cache())
-        .disclosure(mode)
-        .build()
-        .await
-        .expect("host")
+    builder(dir).disclosure(mode).build().await.expect("host")
 }
 
 fn disclosure_errors(host: &Host) -> Vec<String> {

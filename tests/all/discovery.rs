@@ -11,13 +11,10 @@ use corral::{CallContext, CallError, CallOptions, Host, HostBuilder, LoadErrorRe
 use serde_json::{Value, json};
 
 use crate::mcp::{Stdio_, cache_dir, corral_bin, text};
-use crate::support::{ENCODE, FETCH, MATH, NOTES, TEXT, cache, plugin_dir, pool};
+use crate::support::{ENCODE, FETCH, MATH, NOTES, TEXT, builder, plugin_dir};
 
 async fn host(dir: &Path, configure: impl FnOnce(HostBuilder) -> HostBuilder) -> Host {
-    configure(Host::builder().plugin_dir(dir).pool(pool()).cache(cache()))
-        .build()
-        .await
-        .expect("host")
+    configure(builder(dir)).build().await.expect("host")
 }
 
 async fn search(host: &Host, arguments: Value) -> Result<Value, CallError> {

@@ -11,11 +11,10 @@ mod hostile;
 mod inspect;
 mod paths;
 
-use std::path::Path;
-
 use corral::{CallError, CallOptions, Host, LoadErrorReason};
 use serde_json::{Value, json};
 
+pub(super) use crate::support::host;
 use crate::support::{ANY_JS, ANY_TYPES, COMMAND, cache, guest, plugin_dir, pool, repository_root};
 
 /// A plugin directory holding the `any_types` fixture as `types.wasm`, with
@@ -39,16 +38,6 @@ fn types_dir_of(component: &str, docs: bool, policy: Option<&str>) -> tempfile::
         std::fs::write(dir.path().join("types.policy.toml"), policy).expect("policy");
     }
     dir
-}
-
-pub(super) async fn host(dir: &Path) -> Host {
-    Host::builder()
-        .plugin_dir(dir)
-        .pool(pool())
-        .cache(cache())
-        .build()
-        .await
-        .expect("host")
 }
 
 pub(super) async fn call(host: &Host, tool: &str, arguments: Value) -> Result<Value, CallError> {

@@ -11,7 +11,7 @@ use corral::{CallError, CallOptions, Host, Limits};
 use serde_json::{Value, json};
 
 use crate::mcp::{Stdio_, text};
-use crate::support::{HOSTILE, cache, pool};
+use crate::support::{HOSTILE, host_with};
 
 /// (prefix, policy limits, tool, arguments, expected kind, expected text).
 type Case = (
@@ -106,14 +106,7 @@ fn plugin_dir() -> tempfile::TempDir {
 }
 
 async fn host(dir: &Path) -> Host {
-    let host = Host::builder()
-        .plugin_dir(dir)
-        .limits(Limits::default().with_timeout_ms(HOST_TIMEOUT_MS))
-        .pool(pool())
-        .cache(cache())
-        .build()
-        .await
-        .expect("host");
+    let host = host_with(dir, Limits::default().with_timeout_ms(HOST_TIMEOUT_MS)).await;
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
     host
 }

@@ -15,17 +15,7 @@ use corral::{ApprovalDecision, CallOptions, Host};
 use corral::{ReviewFuture, ReviewRequest, Reviewer};
 
 use crate::support::load::new_version;
-use crate::support::{DUP_A, DUP_B, HOSTILE, cache, guest, plugin_dir, pool};
-
-async fn host(dir: &Path) -> Host {
-    Host::builder()
-        .plugin_dir(dir)
-        .pool(pool())
-        .cache(cache())
-        .build()
-        .await
-        .expect("host")
-}
+use crate::support::{DUP_A, DUP_B, HOSTILE, cache, guest, host, plugin_dir, pool};
 
 fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest as _;

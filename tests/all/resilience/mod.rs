@@ -51,13 +51,7 @@ fn dir_with(
 }
 
 async fn host_over(dir: &Path) -> Host {
-    let host = Host::builder()
-        .plugin_dir(dir)
-        .pool(pool())
-        .cache(cache())
-        .build()
-        .await
-        .expect("host");
+    let host = crate::support::host(dir).await;
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
     host
 }

@@ -7,10 +7,10 @@
 
 use std::path::Path;
 
-use corral::{CallError, CallOptions, Limits};
+use corral::{CallError, CallOptions, Clock, Limits};
 
 use super::host_over;
-use crate::support::{HOSTILE, guest};
+use crate::support::{HOSTILE, builder, guest};
 
 /// Writes `prefix.wasm` (the hostile fixture) with a policy holding `table`.
 pub(super) fn plugin(dir: &Path, prefix: &str, table: &str) {
@@ -63,15 +63,20 @@ async fn a_changed_cache_ttl_takes_effect() {
         "cch",
         "[resilience.tools.nonce]\ncache = { ttl_ms = 600000 }",
     );
-    let host = host_over(dir.path()).await;
+    // The cache reads a clock the test moves: no sleep, no slow-machine
+    // allowance.
+    let clock = Clock::manual();
+    let host = builder(dir.path())
+        .clock(clock.clone())
+        .build()
+        .await
+        .expect("host");
     let none = CallOptions::default();
     let nonce = || host.call("cch_nonce", "{}", &none);
     nonce().await.expect("miss");
     assert!(nonce().await.expect("hit").cache_hit);
 
-    // Two seconds now: a fresh cache under the new TTL. The host reads the
-    // real clock, so this is a short real TTL with generous bounds (the TTL
-    // rule itself is unit-tested on a controlled clock in results.rs).
+    // Two seconds now: a fresh cache under the new TTL.
     plugin(
         dir.path(),
         "cch",
@@ -80,13 +85,11 @@ async fn a_changed_cache_ttl_takes_effect() {
     host.reload().await.expect("reload");
     let first = nonce().await.expect("call");
     assert!(!first.cache_hit, "a new setting starts a new cache");
-    let started = std::time::Instant::now();
+    clock.advance(std::time::Duration::from_millis(1_999));
     let second = nonce().await.expect("call");
-    if started.elapsed() < std::time::Duration::from_millis(1_500) {
-        assert!(second.cache_hit, "within the new TTL");
-    }
-    // Waiting out the TTL is the behaviour under test, not synchronisation.
-    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    assert!(second.cache_hit, "within the new TTL");
+    assert_eq!(second.text, first.text);
+    clock.advance(std::time::Duration::from_millis(1));
     let expired = nonce().await.expect("call");
     assert!(!expired.cache_hit, "the 2 s TTL applies, not the old 600 s");
     assert_ne!(expired.text, first.text, "a fresh run");

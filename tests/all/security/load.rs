@@ -3,25 +3,14 @@
 //! that sleeps, spins or overflows its stack, a 1 GiB static, and schemas that
 //! try to reach files or the network, recurse or backtrack.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use corral::{ComponentError, DescribeCaps, Host, Limits, LoadErrorReason};
 
 use crate::support::{
     BIG_STATIC, DESCRIBE_RECURSE, DESCRIBE_SLEEP, DESCRIBE_SPIN, ESCAPE_DESCRIBE, FLOOD_DESCRIBE,
-    HOSTILE, UNKNOWN_IMPORT, assert_still_serves, cache, guest, plugin_dir, pool,
+    HOSTILE, UNKNOWN_IMPORT, assert_still_serves, cache, guest, host, plugin_dir, pool,
 };
-
-async fn host(dir: &Path) -> Host {
-    Host::builder()
-        .plugin_dir(dir)
-        .pool(pool())
-        .cache(cache())
-        .build()
-        .await
-        .expect("host")
-}
 
 /// The one load error of a directory holding the hostile fixture and `bad`.
 async fn only_error(bad: &str) -> (String, LoadErrorReason) {

@@ -187,6 +187,13 @@ pub fn pool() -> PoolConfig {
         .with_max_memory_bytes(1 << 30)
 }
 
+/// The builder every test host starts from: plugins from `dir`, the small
+/// [`pool`] and the shared component [`cache`]. A test adds its own knobs
+/// to it; [`host`] and [`host_with`] build it as it is.
+pub fn builder(dir: &Path) -> corral::HostBuilder {
+    Host::builder().plugin_dir(dir).pool(pool()).cache(cache())
+}
+
 /// A host over `dir` with default limits.
 pub async fn host(dir: &Path) -> Host {
     host_with(dir, Limits::default()).await
@@ -194,11 +201,8 @@ pub async fn host(dir: &Path) -> Host {
 
 /// A host over `dir` with `limits`.
 pub async fn host_with(dir: &Path, limits: Limits) -> Host {
-    Host::builder()
-        .plugin_dir(dir)
+    builder(dir)
         .limits(limits)
-        .pool(pool())
-        .cache(cache())
         .build()
         .await
         .expect("host builds")

@@ -71,6 +71,7 @@ pub struct HostBuilder {
     pub(super) serve_while_compiling: bool,
     pub(super) trust: crate::loader::signature::Trust,
     secrets: Option<crate::config::secrets::SecretStore>,
+    pub(super) clock: crate::call::resilience::clock::Clock,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -109,6 +110,7 @@ impl Default for HostBuilder {
             serve_while_compiling: false,
             trust: crate::loader::signature::Trust::default(),
             secrets: None,
+            clock: crate::call::resilience::clock::Clock::system(),
         }
     }
 }
@@ -447,6 +449,7 @@ impl HostBuilder {
                 self.resolver.clone(),
             ),
             gate.audit.clone(),
+            self.clock.clone(),
         );
         for layer in self.layers.iter().rev() {
             dispatch = layer(dispatch);

@@ -4,6 +4,7 @@
 
 mod builder;
 mod call;
+mod clock;
 pub(crate) mod error;
 mod loading;
 mod startup;

@@ -11,7 +11,6 @@
 
 use std::io::Write as _;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use sha2::{Digest as _, Sha256};
 use tower::{Service, ServiceExt as _};
@@ -25,11 +24,13 @@ use corral_sandbox::CallError;
 #[derive(Clone)]
 pub(super) struct Cache<S> {
     inner: S,
+    /// Where the TTL's time comes from (`HostBuilder::clock`).
+    clock: super::clock::Clock,
 }
 
 impl<S> Cache<S> {
-    pub(super) fn new(inner: S) -> Self {
-        Self { inner }
+    pub(super) fn new(inner: S, clock: super::clock::Clock) -> Self {
+        Self { inner, clock }
     }
 }
 
@@ -69,6 +70,7 @@ impl<S: Inner> Service<Invocation> for Cache<S> {
             .cache
             .is_some_and(|c| c.cache_errors);
         let inner = self.inner.clone();
+        let clock = self.clock.clone();
         Box::pin(async move {
             let tool = invocation.tool.clone();
             let Some(cache) = tool.state().cache.as_ref() else {
@@ -76,7 +78,7 @@ impl<S: Inner> Service<Invocation> for Cache<S> {
             };
             let key = entry_key(&invocation);
             let label = tool.state().label();
-            if let Some(hit) = cache.get(&key, Instant::now()) {
+            if let Some(hit) = cache.get(&key, clock.now()) {
                 metrics::counter!("corral_cache_hits_total", "tool" => label).increment(1);
                 return hit.map(|out| CallOutput {
                     duration: invocation.started.elapsed(),
@@ -91,7 +93,7 @@ impl<S: Inner> Service<Invocation> for Cache<S> {
             // A pending approval is a question, not an outcome: never cached.
             let pending = matches!(result, Err(CallError::ApprovalPending { .. }));
             if result.is_ok() || (cache_errors && !pending) {
-                cache.insert(key, result.clone(), Instant::now());
+                cache.insert(key, result.clone(), clock.now());
             }
             result
         })

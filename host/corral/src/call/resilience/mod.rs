@@ -23,6 +23,7 @@ mod audit;
 mod breaker;
 mod cache;
 pub(crate) mod circuit;
+pub(crate) mod clock;
 pub(crate) mod limiter;
 mod rate;
 pub(crate) mod results;
@@ -78,10 +79,12 @@ impl<S> Inner for S where
 pub(crate) fn wrap<S: Inner>(
     sandbox: S,
     audit: Option<std::sync::Arc<crate::call::audit::AuditLog>>,
+    clock: clock::Clock,
 ) -> DispatchService {
-    let stack = cache::Cache::new(rate::RateLimit::new(breaker::Breaker::new(
-        retry::Retry::new(sandbox),
-    )));
+    let stack = cache::Cache::new(
+        rate::RateLimit::new(breaker::Breaker::new(retry::Retry::new(sandbox))),
+        clock,
+    );
     match audit {
         Some(log) => BoxCloneSyncService::new(audit::Audit::new(stack, log)),
         None => BoxCloneSyncService::new(stack),
