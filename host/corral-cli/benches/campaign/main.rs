@@ -11,9 +11,11 @@
 //!   short-lived session every second, sampled every 10 s. Not part of the
 //!   default run.
 //!
-//! `cargo test --bench campaign` (CI) runs each once with 100 calls to show
-//! it still works. The CI-sized checks proper are tests
-//! (`tests/all/campaigns.rs`).
+//! `cargo test --bench campaign` (CI, through `cargo test --all-targets`)
+//! builds it and stops: the campaigns at CI size are tests
+//! (`tests/all/campaigns.rs`, through the same `corral_test_support::load`),
+//! so running them here again at 100 calls covered nothing more.
+//! `cargo test --bench campaign -- CAMPAIGN [CALLS]` runs one at that size.
 
 #![allow(missing_docs)]
 
@@ -29,6 +31,13 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let full = std::env::args().any(|a| a == "--bench");
+    if !full && args.is_empty() {
+        println!(
+            "campaign: built; the campaigns run at CI size as tests (tests/all/campaigns.rs), \
+             at full size with `cargo bench -p corral-cli --bench campaign`"
+        );
+        return;
+    }
     let calls = |full_size: usize| {
         args.get(1)
             .map(|n| n.parse().expect("CALLS is a number"))
