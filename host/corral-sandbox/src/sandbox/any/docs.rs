@@ -96,6 +96,33 @@ pub fn sidecar_stamp(component: &Path) -> Option<String> {
     Some(hex::encode(digest.finalize()))
 }
 
+/// Pushes the WIT file `path` (its `bytes`, read under their cap) into
+/// `resolve`, as `Resolve::push_file` would read it: a wasm-encoded WIT
+/// package (binary), or WIT text.
+pub(crate) fn parse_sidecar(
+    resolve: &mut Resolve,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(), String> {
+    if bytes.starts_with(b"\0asm") {
+        return match wit_parser::decoding::decode(bytes).map_err(|e| format!("{e:#}"))? {
+            wit_parser::decoding::DecodedWasm::WitPackage(theirs, _) => resolve
+                .merge(theirs)
+                .map(|_| ())
+                .map_err(|e| format!("{e:#}")),
+            wit_parser::decoding::DecodedWasm::Component(..) => {
+                Err("it is a component, not a WIT package".into())
+            }
+        };
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| "it is neither WIT text nor a WIT package".to_string())?;
+    resolve
+        .push_str(path, text)
+        .map(|_| ())
+        .map_err(|e| format!("{e:#}"))
+}
+
 /// Doc comments by key (see [`key`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Docs {

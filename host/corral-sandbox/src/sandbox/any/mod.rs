@@ -239,11 +239,8 @@ impl Foreign {
                     Err("it holds more than 1 000 files or 16 MiB".into())
                 }
             } else {
-                match corral_files::read_text(&sidecar, corral_files::Kind::Wit) {
-                    Ok(Some(text)) => theirs
-                        .push_str(&sidecar, &text)
-                        .map(|_| ())
-                        .map_err(|e| format!("{e:#}")),
+                match corral_files::read_bytes(&sidecar, corral_files::Kind::Wit) {
+                    Ok(Some(bytes)) => docs::parse_sidecar(&mut theirs, &sidecar, &bytes),
                     Ok(None) => Ok(()),
                     Err(err) => Err(err.reason()),
                 }
