@@ -32,6 +32,18 @@ fn dir_with(component: &str, name: &str, wit: &str, policy: Option<&str>) -> tem
     dir
 }
 
+/// The names of the tools `host` serves from plugins, sorted.
+fn served(host: &corral::Host) -> Vec<String> {
+    let mut names: Vec<String> = host
+        .tools()
+        .iter()
+        .filter(|t| t.plugin().is_some())
+        .map(|t| t.spec().name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
 const FILES_WIT: &str = "tests/fixtures/any_files/wit/world.wit";
 
 #[tokio::test]
@@ -209,13 +221,7 @@ async fn a_componentize_py_component_serves_its_functions_and_not_its_init_hook(
     let dir = dir_with(ANY_PY, "stats", "tests/fixtures/any_py/wit/world.wit", None);
     let host = host(dir.path()).await;
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
-    let mut names: Vec<String> = host
-        .tools()
-        .iter()
-        .filter(|t| t.plugin().is_some())
-        .map(|t| t.spec().name.clone())
-        .collect();
-    names.sort();
+    let names = served(&host);
     assert_eq!(names, ["stats_summarize", "version"], "no `init` tool");
     let summarize = host.tool("stats_summarize").expect("summarize");
     assert!(
@@ -263,13 +269,7 @@ async fn a_componentize_qjs_component_serves_its_functions_and_not_its_init_hook
     let dir = dir_with(ANY_QJS, "qjs", "tests/fixtures/any_qjs/wit/world.wit", None);
     let host = host(dir.path()).await;
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
-    let mut names: Vec<String> = host
-        .tools()
-        .iter()
-        .filter(|t| t.plugin().is_some())
-        .map(|t| t.spec().name.clone())
-        .collect();
-    names.sort();
+    let names = served(&host);
     assert_eq!(names, ["add", "text_greet"], "no `init` tool");
     assert_eq!(
         call(&host, "add", json!({ "a": 2, "b": 40 }))
