@@ -14,10 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-# componentize-py imports each app with the toolchain's Python: without this
-# it leaves __pycache__ in the sources, which tests/support/build.rs watches,
-# so the next cargo command would rebuild the test crates for nothing.
-export PYTHONDONTWRITEBYTECODE=1
 
 # The Rust samples: the workspace members under sample-tools/ (the one list).
 mapfile -t RUST_SAMPLES < <(scripts/rust-guests.sh samples)

@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The package names of the Rust guests, from `cargo metadata`.
-fn rust_guests(cargo: &str, root: &Path) -> Vec<String> {
+/// The package names of the Rust guests and their directories, from
+/// `cargo metadata`.
+fn rust_guests(cargo: &str, root: &Path) -> Vec<(String, PathBuf)> {
     let out = Command::new(cargo)
         .current_dir(root)
         .args(["metadata", "--no-deps", "--format-version", "1"])
@@ -28,15 +29,18 @@ fn rust_guests(cargo: &str, root: &Path) -> Vec<String> {
         root.join("sample-tools"),
         root.join("tests").join("fixtures"),
     ];
-    let mut names: Vec<String> = metadata["packages"]
+    let mut names: Vec<(String, PathBuf)> = metadata["packages"]
         .as_array()
         .expect("packages")
         .iter()
-        .filter(|p| {
+        .filter_map(|p| {
             let manifest = Path::new(p["manifest_path"].as_str().unwrap_or(""));
-            guest_dirs.iter().any(|dir| manifest.starts_with(dir))
+            let dir = manifest.parent()?;
+            guest_dirs
+                .iter()
+                .any(|d| manifest.starts_with(d))
+                .then(|| Some((p["name"].as_str()?.to_string(), dir.to_path_buf())))?
         })
-        .filter_map(|p| p["name"].as_str().map(str::to_string))
         .collect();
     names.sort();
     names
@@ -49,22 +53,37 @@ fn main() {
         .nth(2)
         .expect("tests/support is two levels inside the workspace")
         .to_path_buf();
-    for dir in [
-        "wit",
-        "guest-sdk",
-        "sample-tools",
-        "tests/fixtures",
-        "Cargo.toml",
-    ] {
-        println!("cargo:rerun-if-changed={}", root.join(dir).display());
-    }
-    println!(
-        "cargo:rerun-if-changed={}",
-        root.join("Cargo.lock").display()
-    );
-
+    // What the Rust guests are built from: the WIT, the Rust SDK, each
+    // guest's own directory and the files shared beside them
+    // (`tests/fixtures/raw_common.rs`), the workspace manifest and lock. Not
+    // the directories of the other guests (Python, JavaScript, C), whose
+    // toolchains write into them (componentize-py's `__pycache__`): watching
+    // those made every test build after `scripts/build-guests.sh` rebuild
+    // the test crates.
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let guests = rust_guests(&cargo, &root);
+    let mut watched: Vec<PathBuf> = [
+        "wit",
+        "guest-sdk/src",
+        "guest-sdk/macros",
+        "guest-sdk/wit",
+        "guest-sdk/Cargo.toml",
+        "Cargo.toml",
+        "Cargo.lock",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .collect();
+    watched.extend(guests.iter().map(|(_, dir)| dir.clone()));
+    for shared in ["sample-tools", "tests/fixtures"] {
+        if let Ok(entries) = std::fs::read_dir(root.join(shared)) {
+            watched.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+        }
+    }
+    for path in &watched {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    let guests: Vec<String> = guests.into_iter().map(|(name, _)| name).collect();
     assert!(
         !guests.is_empty(),
         "no guest crates found under sample-tools/ or tests/fixtures/"
