@@ -63,6 +63,7 @@ fn bench(c: &mut Criterion) {
     let host = runtime.block_on(async {
         Host::builder()
             .plugin_dir(bundled_plugin_dir())
+            .cache(corral_test_support::cache())
             .build()
             .await
             .expect("host (run scripts/build-guests.sh first)")

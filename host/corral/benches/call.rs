@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
         .block_on(
             corral::Host::builder()
                 .plugin_dir(plugin.parent().expect("dir"))
-                .cache(corral::ComponentCache::disabled())
+                .cache(corral_test_support::cache())
                 .build(),
         )
         .expect("host");
@@ -98,7 +98,7 @@ fn bench(c: &mut Criterion) {
         .block_on(
             corral::Host::builder()
                 .plugin_dir(layered_dir.path())
-                .cache(corral::ComponentCache::disabled())
+                .cache(corral_test_support::cache())
                 .build(),
         )
         .expect("host");

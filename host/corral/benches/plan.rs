@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use corral::{CallOptions, ComponentCache, Host};
+use corral::{CallOptions, Host};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {
@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
         .block_on(
             Host::builder()
                 .plugin_dir(dir.path())
-                .cache(ComponentCache::disabled())
+                .cache(corral_test_support::cache())
                 .build(),
         )
         .expect("host");

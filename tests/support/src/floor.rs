@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Linker, ResourceTable};
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -88,9 +88,17 @@ pub struct Floor {
 
 impl Floor {
     /// Compiles `file` (a `corral:tool/plugin` component of 0.2.0 or 0.1.0)
-    /// on `engine`.
+    /// on `engine`, through the cache the tests share ([`crate::cache`]):
+    /// the floor is a per-call figure, and a Python or JavaScript guest
+    /// takes seconds to compile in a debug build, which the tests have
+    /// usually spent already.
     pub fn new(engine: &corral::Engine, file: &Path) -> Self {
-        let component = Component::from_file(engine.wasmtime(), file).expect("component");
+        use sha2::Digest;
+        let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let sha256 = hex::encode(sha2::Sha256::digest(&bytes));
+        let (component, _) = crate::cache()
+            .load_or_compile(engine, &bytes, &sha256)
+            .expect("component");
         let pre = |add: fn(&mut Linker<FloorState>)| {
             let mut linker: Linker<FloorState> = Linker::new(engine.wasmtime());
             wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");

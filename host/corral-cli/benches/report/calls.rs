@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use corral::{CallOptions, ComponentCache, Host, PoolConfig};
+use corral::{CallOptions, Host, PoolConfig};
 use corral_test_support::Floor;
 use tokio::runtime::Runtime;
 
@@ -40,21 +40,22 @@ pub fn sample(name: &str) -> PathBuf {
     path
 }
 
-/// A host serving copies of `files`, with a private warm cache.
+/// A host serving copies of `files`, from the cache the tests share (the
+/// calls measured here do not compile; a Python guest takes seconds to in a
+/// debug build, and the tests have usually spent them already).
 pub fn host(rt: &Runtime, files: &[PathBuf]) -> (Host, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     for file in files {
         std::fs::copy(file, dir.path().join(file.file_name().expect("name"))).expect("copy");
     }
-    let cache = dir.path().join(".cache");
-    let build = || {
-        Host::builder()
-            .plugin_dir(dir.path())
-            .cache(ComponentCache::in_dir(&cache))
-            .build()
-    };
-    rt.block_on(build()).expect("host");
-    let host = rt.block_on(build()).expect("host, warm");
+    let host = rt
+        .block_on(
+            Host::builder()
+                .plugin_dir(dir.path())
+                .cache(corral_test_support::cache())
+                .build(),
+        )
+        .expect("host");
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
     (host, dir)
 }

@@ -3,7 +3,7 @@
 //! deserializing the same cache entries; and `corral serve` from spawn to
 //! its first `tools/list` answer against the echo responder's.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use corral::{ComponentCache, Host, PoolConfig};
@@ -38,10 +38,42 @@ fn build(rt: &tokio::runtime::Runtime, plugins: &Path, cache: &Path) -> Host {
     .expect("host")
 }
 
+/// The plugin directory to start with: `plugins/`, the bundled samples.
+/// In smoke mode, a copy under `scratch` with only the Rust samples
+/// ([`corral_test_support::SAMPLES`]), the policies and pipelines beside
+/// them, and an empty directory for each data directory: the first start
+/// compiles into a cold cache, and the Python sample alone takes half a
+/// minute to compile in a debug build, which a smoke run does not measure
+/// (the tests call it).
+fn plugin_dir(effort: Effort, scratch: &Path) -> PathBuf {
+    let bundled = root().join("plugins");
+    if effort.full {
+        return bundled;
+    }
+    let dir = scratch.join("plugins");
+    std::fs::create_dir(&dir).expect("mkdir");
+    for entry in std::fs::read_dir(&bundled).expect("plugins/") {
+        let path = entry.expect("plugins/ entry").path();
+        let name = path.file_name().expect("a name");
+        let is_wasm = path.extension().is_some_and(|x| x == "wasm");
+        if is_wasm && !corral_test_support::SAMPLES.iter().any(|s| *s == name) {
+            continue;
+        }
+        if path.is_dir() {
+            // A data directory a policy preopens (the notes sample's, empty).
+            std::fs::create_dir(dir.join(name)).expect("mkdir");
+        } else {
+            std::fs::copy(&path, dir.join(name)).expect("copy");
+        }
+    }
+    dir
+}
+
 /// The start-up rows.
 pub fn warm_start(effort: Effort, report: &mut Report) {
     let rt = runtime();
-    let plugins = root().join("plugins");
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let plugins = plugin_dir(effort, scratch.path());
     let samples = std::fs::read_dir(&plugins)
         .expect("plugins/")
         .filter(|e| {
@@ -49,7 +81,6 @@ pub fn warm_start(effort: Effort, report: &mut Report) {
                 .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "wasm"))
         })
         .count();
-    let scratch = tempfile::tempdir().expect("temp dir");
     let cache = scratch.path().join("cache");
     let empty = scratch.path().join("empty");
     std::fs::create_dir(&empty).expect("mkdir");

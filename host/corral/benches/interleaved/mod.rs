@@ -23,7 +23,7 @@ pub fn host(
         .block_on(
             corral::Host::builder()
                 .plugin_dir(dir.path())
-                .cache(corral::ComponentCache::disabled())
+                .cache(corral_test_support::cache())
                 .build(),
         )
         .expect("host");
