@@ -267,7 +267,12 @@ async fn a_tampered_blob_an_oversized_layer_and_a_broken_download_write_nothing(
         std::fs::read(target.path().join("fetch.wasm")).expect("kept"),
         before
     );
-    assert_only(target.path(), &["corral.lock", "fetch.wasm"]);
+    // `.corral.lock.lock` is the lock file's lock (`corral_files::update_locked`),
+    // kept for the next writer.
+    assert_only(
+        target.path(),
+        &[".corral.lock.lock", "corral.lock", "fetch.wasm"],
+    );
 
     // Bytes in the registry's storage changed under their digest.
     let blob = registry.blob_file(&pushed.component);

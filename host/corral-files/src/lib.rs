@@ -15,13 +15,21 @@
 //!   and a missing one is `None` where it is optional. The error names the
 //!   file, its kind and its cap.
 //!
-//! Locked read-modify-write (`corral.lock`, the standing approvals) takes
-//! an `flock` on a sibling lock file, then uses both rules.
+//! - **Changing a file several writers share** ([`update_locked`]):
+//!   `corral.lock`, the standing approvals. An exclusive `flock` on a
+//!   sibling lock file, then a read, the change and a whole-file write.
+//! - **Telling whether something changed** ([`Stamp`], a digest of parts
+//!   and files read under their caps, for a hot reload; [`Identity`], one
+//!   `stat`, for a check on every call).
 
+mod lock;
 mod read;
+mod stamp;
 mod write;
 
+pub use lock::update_locked;
 pub use read::{
     DEFAULT_MAX_PLUGIN_BYTES, Kind, ReadError, open_for_reading, read_bytes, read_text,
 };
+pub use stamp::{Identity, Stamp};
 pub use write::{Durability, WholeFile, WriteOptions, sweep, sweep_locked, write_whole};

@@ -44,7 +44,6 @@ mod root;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
 
 pub use bundle::Signers;
 pub use bundle::{BUNDLE_MEDIA_TYPE, key_bundle};
@@ -283,32 +282,19 @@ fn sidecar(wasm: &Path, extension: &str) -> PathBuf {
 /// `keys` (a policy's `signed_by`), if any exists: what a reload compares
 /// (the host's own keys do not change while it runs).
 pub fn stamp(wasm: &Path, keys: &[PathBuf]) -> Option<String> {
-    let mut digest = Sha256::new();
-    let mut any = false;
-    // The evidence files (present or not) and the policy's key files.
-    let files = [
+    // The evidence files (present or not) and the policy's key files, under
+    // the same cap as a check reads them: a file over it is refused there
+    // whatever its bytes, and only its state counts here.
+    let mut stamp = corral_files::Stamp::new();
+    let evidence = [
         blob_signature_path(wasm),
         bundle_path(wasm),
         oci_evidence_path(wasm),
     ];
-    for path in files.iter().chain(keys) {
-        digest.update(path.as_os_str().as_encoded_bytes());
-        // Under the same cap as a check reads them: a file over it is
-        // refused there whatever its bytes, and only its state counts here.
-        match corral_files::read_bytes(path, corral_files::Kind::SignatureEvidence) {
-            Ok(Some(bytes)) => {
-                any = true;
-                digest.update([1]);
-                digest.update(Sha256::digest(&bytes));
-            }
-            Ok(None) => digest.update([0]),
-            Err(_) => {
-                any = true;
-                digest.update([2]);
-            }
-        }
+    for path in evidence.iter().chain(keys) {
+        stamp.file(path, corral_files::Kind::SignatureEvidence);
     }
-    any.then(|| hex::encode(digest.finalize()))
+    stamp.finish()
 }
 
 /// cosign's simple-signing payload for the manifest `digest` of

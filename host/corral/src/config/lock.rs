@@ -16,9 +16,9 @@
 //!
 //! The format follows Spin's manifests: a version field, unknown fields
 //! refused, entries sorted by name, written atomically (a temporary file
-//! renamed over it). Writers ([`Lock::update`]) hold an exclusive `flock`
-//! on the plugin directory itself while they read, change and write it, so
-//! that two pulls into one directory at once both land.
+//! renamed over it). Writers ([`Lock::update`]) hold the file's exclusive
+//! lock (`corral_files::update_locked`) while they read, change and write
+//! it, so that two pulls into one directory at once both land.
 
 use std::path::{Path, PathBuf};
 
@@ -104,29 +104,22 @@ impl Lock {
     /// [`LockError`] when the file cannot be read, is not valid TOML of this
     /// shape, or has another version.
     pub fn read(dir: &Path) -> Result<Option<Self>, LockError> {
+        use super::versioned::{self, Format, VersionedError};
         let path = Self::path(dir);
-        let error = |message: String| LockError {
-            path: path.clone(),
-            message,
-        };
-        let text = match corral_files::read_text(&path, corral_files::Kind::Lock) {
-            Ok(Some(text)) => text,
-            Ok(None) => return Ok(None),
-            Err(err) => return Err(error(err.reason())),
-        };
-        let lock: Self = toml::from_str(&text).map_err(|err| {
-            error(format!(
-                "is not a lock file ({}); restore it, or remove it to unlock every plugin",
-                err.message().trim()
-            ))
-        })?;
-        if lock.version != LOCK_VERSION {
-            return Err(error(format!(
-                "has version {}, but this host reads version {LOCK_VERSION}",
-                lock.version
-            )));
-        }
-        Ok(Some(lock))
+        versioned::read(&path, corral_files::Kind::Lock, Format::Toml, LOCK_VERSION).map_err(
+            |err| LockError {
+                message: match err {
+                    VersionedError::Read(reason) => reason,
+                    VersionedError::Shape(why) => format!(
+                        "is not a lock file; restore it, or remove it to unlock every plugin: {why}"
+                    ),
+                    VersionedError::Version { found, supported } => {
+                        format!("has version {found}, but this host reads version {supported}")
+                    }
+                },
+                path,
+            },
+        )
     }
 
     /// The entry of the plugin `name`.
@@ -142,28 +135,29 @@ impl Lock {
     }
 
     /// Reads the lock of `dir` (empty when there is none), lets `change`
-    /// edit it, and writes it back, all under an exclusive `flock` on the
-    /// directory `dir` itself (no file is added to it): another writer
-    /// waits, then sees this change. Answers what `change` answered.
+    /// edit it, and writes it back, all under the exclusive lock of
+    /// `corral.lock` ([`corral_files::update_locked`]: `.corral.lock.lock`
+    /// beside it): another writer waits, then sees this change. Answers
+    /// what `change` answered.
     ///
     /// # Errors
-    /// [`LockError`] when the directory cannot be locked, or as
-    /// [`Lock::read`] and [`Lock::write`].
+    /// [`LockError`] when the file cannot be locked, or as [`Lock::read`]
+    /// and [`Lock::write`].
     pub fn update<T>(dir: &Path, change: impl FnOnce(&mut Self) -> T) -> Result<T, LockError> {
-        let guard = std::fs::File::open(dir)
-            .and_then(|file| {
-                rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
-                Ok(file)
-            })
-            .map_err(|err| LockError {
-                path: Self::path(dir),
-                message: format!("cannot lock its directory for writing: {err}"),
-            })?;
-        let mut lock = Self::read(dir)?.unwrap_or_default();
-        let answer = change(&mut lock);
-        lock.write(dir)?;
-        drop(guard);
-        Ok(answer)
+        let path = Self::path(dir);
+        corral_files::update_locked(
+            &path,
+            || {
+                let mut lock = Self::read(dir)?.unwrap_or_default();
+                let answer = change(&mut lock);
+                lock.write(dir)?;
+                Ok(answer)
+            },
+            |err| LockError {
+                path: path.clone(),
+                message: format!("cannot lock it for writing: {err}"),
+            },
+        )
     }
 
     /// Writes the lock into `dir`, atomically.

@@ -20,8 +20,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest as _, Sha256};
-
 use wit_parser::{Resolve, TypeDefKind, TypeOwner, WorldItem};
 
 /// The WIT beside the component file `component`: `NAME.wit`, a file or a
@@ -71,29 +69,17 @@ pub(crate) fn within_caps(root: &Path) -> bool {
     sidecar_files(root).1
 }
 
-/// A digest of the WIT beside `component` (its `.wit` and `.wasm` files, by
-/// relative path, not following symbolic links, within 1 000 files
-/// and 16 MiB), so a reload notices a change to the docs;
-/// `None` when there is none. Unreadable entries count as absent.
+/// A [`corral_files::Stamp`] of the WIT beside `component` (its `.wit`
+/// and `.wasm` files, not following symbolic links, within 1 000 files
+/// and 16 MiB, each read under the WIT cap as a load reads it), so a
+/// reload notices a change to the docs; `None` when there is none.
 pub fn sidecar_stamp(component: &Path) -> Option<String> {
-    let root = sidecar(component);
-    let (files, _) = sidecar_files(&root);
-    if files.is_empty() {
-        return None;
-    }
-    let mut digest = Sha256::new();
+    let (files, _) = sidecar_files(&sidecar(component));
+    let mut stamp = corral_files::Stamp::new();
     for file in files {
-        digest.update(
-            file.strip_prefix(&root)
-                .unwrap_or(&file)
-                .to_string_lossy()
-                .as_bytes(),
-        );
-        digest.update([0]);
-        digest.update(std::fs::read(&file).unwrap_or_default());
-        digest.update([0]);
+        stamp.file(&file, corral_files::Kind::Wit);
     }
-    Some(hex::encode(digest.finalize()))
+    stamp.finish()
 }
 
 /// Pushes the WIT file `path` (its `bytes`, read under their cap) into

@@ -15,12 +15,13 @@
 //!   changed; a grant made by another replica holds here from the next
 //!   check on. A file that no longer parses keeps the last good set, with a
 //!   warning.
-//! - **Writers lock, re-read, merge, replace.** A grant takes an exclusive
-//!   `flock(2)` on `.<name>.lock` beside the file, reads the file again,
-//!   adds its entry, and rewrites it whole through a temporary file and a
-//!   rename (`corral_files::write_whole`), so no grant of another replica is lost
-//!   and a crash leaves the old list or the new one. Under the lock, any
-//!   temporary file of the set is a killed writer's and is removed.
+//! - **Writers lock, re-read, merge, replace.** A grant takes the file's
+//!   exclusive lock (`corral_files::update_locked`: `flock(2)` on
+//!   `.<name>.lock` beside it), reads the file again, adds its entry, and
+//!   rewrites it whole (`corral_files::write_whole`), so no grant of
+//!   another replica is lost and a crash leaves the old list or the new
+//!   one. Under the lock, any temporary file of the set is a killed
+//!   writer's and is removed.
 //! - **Read-only** ([`StandingApprovals::file_read_only`]): for a file an
 //!   operator provides on a read-only volume (a Kubernetes ConfigMap). It
 //!   is read and reloaded on change, never written; an "always" answer
@@ -82,10 +83,10 @@ struct File {
 
 type Entries = BTreeMap<(String, String), Entry>;
 
-/// What identifies one version of the file: device, inode, length and
-/// modification time (a rename in gives a new inode; an edit in place a new
-/// time). `None` when there is no file.
-type Stamp = Option<(u64, u64, u64, std::time::SystemTime)>;
+/// What identifies one version of the file ([`corral_files::Identity`]:
+/// one `stat`; a rename in gives a new inode, an edit in place a new time).
+/// `None` when there is no file.
+type Stamp = Option<corral_files::Identity>;
 
 /// The set of standing approvals of a host.
 ///
@@ -122,9 +123,9 @@ impl StandingApprovals {
     /// [`StandingError`] when the file exists but cannot be read or parsed.
     pub fn file(path: impl Into<PathBuf>) -> Result<Self, StandingError> {
         let path = path.into();
-        if let Ok(lock) = Lock::take(&path) {
-            corral_files::sweep_locked(lock.dir(), lock.name());
-        }
+        // Taking the lock sweeps; a directory that cannot hold the lock
+        // file (read-only, missing) is not an error here.
+        let _ = corral_files::update_locked(&path, || Ok::<_, ()>(()), |_| ());
         Self::open(path, false)
     }
 
@@ -233,15 +234,7 @@ impl StandingApprovals {
 
 /// The file's [`Stamp`] now.
 fn stamp(path: &Path) -> Stamp {
-    let meta = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    let (dev, ino) = {
-        use std::os::unix::fs::MetadataExt as _;
-        (meta.dev(), meta.ino())
-    };
-    #[cfg(not(unix))]
-    let (dev, ino) = (0, 0);
-    Some((dev, ino, meta.len(), meta.modified().ok()?))
+    corral_files::Identity::of(path)
 }
 
 /// The entries of the file at `path` (none when it does not exist) and the
@@ -278,67 +271,28 @@ fn read(path: &Path) -> Result<(Entries, Stamp), StandingError> {
     Ok((entries, before))
 }
 
-/// Under the file's lock: reads it again, adds `entry`, replaces it whole.
-/// Returns the entries written and the new file's stamp.
+/// Under the file's lock ([`corral_files::update_locked`]): reads it
+/// again, adds `entry`, replaces it whole. Returns the entries written and
+/// the new file's stamp.
 fn save(path: &Path, key: (String, String), entry: Entry) -> std::io::Result<(Entries, Stamp)> {
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let lock = Lock::take(path)?;
-    corral_files::sweep_locked(lock.dir(), lock.name());
-    let (mut entries, _) = read(path).map_err(std::io::Error::other)?;
-    entries.insert(key, entry);
-    let file = File {
-        version: FILE_VERSION,
-        approvals: entries.values().cloned().collect(),
-    };
-    let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
-    corral_files::write_whole(path, text.as_bytes(), corral_files::WriteOptions::SYNCED)?;
-    let stamp = stamp(path);
-    drop(lock);
-    Ok((entries, stamp))
-}
-
-/// The exclusive lock of a standing-approvals file: `flock(2)` on
-/// `.<name>.lock` beside it, released when dropped. The lock file is never
-/// removed (removing it would let two writers hold locks on two files).
-struct Lock {
-    _file: std::fs::File,
-    dir: PathBuf,
-    name: String,
-}
-
-impl Lock {
-    fn take(path: &Path) -> std::io::Result<Self> {
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| std::io::Error::other("the standing approvals path names no file"))?
-            .to_string();
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(format!(".{name}.lock")))?;
-        file.lock()?;
-        Ok(Self {
-            _file: file,
-            dir,
-            name,
-        })
-    }
-
-    fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    fn name(&self) -> &str {
-        &self.name
-    }
+    corral_files::update_locked(
+        path,
+        || {
+            let (mut entries, _) = read(path).map_err(std::io::Error::other)?;
+            entries.insert(key, entry);
+            let file = File {
+                version: FILE_VERSION,
+                approvals: entries.values().cloned().collect(),
+            };
+            let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+            corral_files::write_whole(path, text.as_bytes(), corral_files::WriteOptions::SYNCED)?;
+            Ok((entries, stamp(path)))
+        },
+        |err| err,
+    )
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ mod keyring;
 #[non_exhaustive]
 pub enum SecretError {
     /// The name breaks the rule.
-    #[error("secret name `{name}` is invalid: use 1 to 64 letters, digits and `_`")]
+    #[error("secret name `{name}` is invalid: use {}", corral_names::ident::SECRET.words())]
     InvalidName {
         /// The name given (escaped).
         name: String,
@@ -62,11 +62,10 @@ enum Place {
     Keyring(String),
 }
 
-/// Whether `name` follows the secret name rule.
+/// Whether `name` follows the secret name rule
+/// ([`corral_names::ident::SECRET`]).
 pub(crate) fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    corral_names::ident::SECRET.is_valid(name)
 }
 
 impl SecretStore {
@@ -230,16 +229,14 @@ fn check(name: &str) -> Result<(), SecretError> {
 /// A digest of `secrets` when the policy text `source` names a secret
 /// (`{secret:`), else `None`: what a reload compares.
 pub(crate) fn stamp(source: Option<&str>, secrets: &BTreeMap<String, String>) -> Option<String> {
-    use sha2::Digest as _;
     source.filter(|s| s.contains("{secret:"))?;
-    let mut digest = sha2::Sha256::new();
+    let mut stamp = corral_files::Stamp::new();
     for (name, value) in secrets {
-        digest.update(name.as_bytes());
-        digest.update([0]);
-        digest.update(value.as_bytes());
-        digest.update([0]);
+        stamp.part(name.as_bytes()).part(value.as_bytes());
     }
-    Some(hex::encode(digest.finalize()))
+    // A policy that names a secret while the store holds none still has a
+    // stamp (of nothing), so setting the first secret is a change.
+    Some(stamp.finish().unwrap_or_default())
 }
 
 #[cfg(test)]
