@@ -15,3 +15,4 @@ pub(crate) mod lock;
 pub(crate) mod policy;
 pub(crate) mod resilience;
 pub(crate) mod secrets;
+pub(crate) mod versioned;

@@ -64,7 +64,9 @@ pub enum ErrorStrategy {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
-    version: u32,
+    /// Checked by `config::versioned` before this parse.
+    #[serde(rename = "version")]
+    _version: u32,
     pipelines: Vec<Pipeline>,
 }
 
@@ -103,28 +105,19 @@ pub struct PipelineStep {
 /// (not JSON, unknown fields, wrong version) fail the whole file; the checks
 /// that need the tool set happen in the resolver.
 pub(crate) fn read(dir: &Path) -> Result<Vec<Pipeline>, LoadError> {
+    use crate::config::versioned::{self, Format, VersionedError};
     let path = dir.join(PIPELINES_FILE);
-    let fail = |reason| LoadError {
-        path: path.clone(),
-        reason,
-    };
-    let text = match corral_files::read_text(&path, corral_files::Kind::Pipelines) {
-        Ok(Some(text)) => text,
-        Ok(None) => return Ok(Vec::new()),
-        Err(err) => return Err(fail(LoadErrorReason::InvalidPipelines(err.reason()))),
-    };
-    let file: File = serde_json::from_str(&text).map_err(|err| {
-        fail(LoadErrorReason::InvalidPipelines(format!(
-            "{err}; expected {{\"version\": 1, \"pipelines\": [{{\"name\", \"description\", \"parameters\", \"steps\"}}]}}"
-        )))
-    })?;
-    if file.version != 1 {
-        return Err(fail(LoadErrorReason::InvalidPipelines(format!(
-            "version {} is not supported; this corral reads version 1",
-            file.version
-        ))));
-    }
-    Ok(file.pipelines)
+    let file = versioned::read::<File>(&path, corral_files::Kind::Pipelines, Format::Json, 1)
+        .map_err(|err| LoadError {
+            path: path.clone(),
+            reason: LoadErrorReason::InvalidPipelines(match err {
+                VersionedError::Shape(why) => format!(
+                    "{why}; expected {{\"version\": 1, \"pipelines\": [{{\"name\", \"description\", \"parameters\", \"steps\"}}]}}"
+                ),
+                other => other.to_string(),
+            }),
+        })?;
+    Ok(file.map(|f| f.pipelines).unwrap_or_default())
 }
 
 impl Pipeline {

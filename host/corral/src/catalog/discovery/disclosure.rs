@@ -214,7 +214,13 @@ fn facade_name(group: &str, used: impl Fn(&str) -> bool) -> String {
     let base: String = group
         .to_lowercase()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .map(|c| {
+            if corral_names::ident::TOOL.allows_char(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let fits = |name: &str| crate::model::names::check_name(name).is_ok() && !used(name);
     if fits(&base) {
@@ -282,7 +288,9 @@ fn generate(
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
-    version: u32,
+    /// Checked by `config::versioned` before this parse.
+    #[serde(rename = "version")]
+    _version: u32,
     #[serde(default)]
     facades: BTreeMap<String, RawFacade>,
 }
@@ -310,18 +318,13 @@ struct RawFacade {
 /// # Errors
 /// What is wrong, naming the facade and the fix.
 fn read(path: &Path, registry: &Registry) -> Result<Vec<Facade>, String> {
-    let text = match corral_files::read_text(path, corral_files::Kind::Disclosure) {
-        Ok(Some(text)) => text,
-        Ok(None) => return Ok(Vec::new()),
-        Err(err) => return Err(err.reason()),
+    use crate::config::versioned::{self, Format};
+    let Some(raw) =
+        versioned::read::<RawFile>(path, corral_files::Kind::Disclosure, Format::Toml, 1)
+            .map_err(|e| e.to_string())?
+    else {
+        return Ok(Vec::new());
     };
-    let raw: RawFile = toml::from_str(&text).map_err(|e| e.to_string().trim_end().to_string())?;
-    if raw.version != 1 {
-        return Err(format!(
-            "version {} is not supported; this corral reads version 1",
-            raw.version
-        ));
-    }
     let mut facades = Vec::new();
     let mut owner: BTreeMap<String, String> = BTreeMap::new();
     for (name, facade) in &raw.facades {

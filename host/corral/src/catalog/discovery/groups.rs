@@ -102,7 +102,9 @@ pub struct Selection {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
-    version: u32,
+    /// Checked by `config::versioned` before this parse.
+    #[serde(rename = "version")]
+    _version: u32,
     #[serde(default)]
     groups: BTreeMap<String, RawGroup>,
 }
@@ -320,18 +322,12 @@ fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 
 /// The file's groups, compiled; no file is no groups.
 fn read(path: &Path) -> Result<Vec<(String, Rules)>, String> {
-    let text = match corral_files::read_text(path, corral_files::Kind::Groups) {
-        Ok(Some(text)) => text,
-        Ok(None) => return Ok(Vec::new()),
-        Err(err) => return Err(err.reason()),
+    use crate::config::versioned::{self, Format};
+    let Some(raw) = versioned::read::<RawFile>(path, corral_files::Kind::Groups, Format::Toml, 1)
+        .map_err(|e| e.to_string())?
+    else {
+        return Ok(Vec::new());
     };
-    let raw: RawFile = toml::from_str(&text).map_err(|e| e.to_string().trim_end().to_string())?;
-    if raw.version != 1 {
-        return Err(format!(
-            "version {} is not supported; this corral reads version 1",
-            raw.version
-        ));
-    }
     raw.groups
         .into_iter()
         .map(|(name, group)| {
