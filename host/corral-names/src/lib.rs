@@ -11,11 +11,16 @@
 //! [`NAME_CHARS`], at most [`MAX_NAME_LEN`] characters, and not one of
 //! [`RESERVED_NAMES`].
 //!
+//! The other identifiers corral checks (secret names, step ids, prefixes,
+//! environment variables, `corral new` projects) follow the same family of
+//! rules, each kind with its own length and words ([`ident`]).
+//!
 //! It also holds the rules for untrusted text ([`text`]): which characters
 //! guest-supplied text may carry, and how it is escaped for a terminal. They
 //! live here, with no dependencies, so that every host crate (the sandbox,
 //! the signature checks, the library) shares one copy.
 
+pub mod ident;
 pub mod text;
 
 /// Longest tool name accepted, in characters.
@@ -49,10 +54,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
             name.len()
         ));
     }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-    {
+    if let Some(bad) = name.chars().find(|c| !ident::TOOL.allows_char(*c)) {
         return Err(format!(
             "the name contains {bad:?}; use only letters, digits and underscores"
         ));

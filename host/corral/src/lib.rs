@@ -113,6 +113,16 @@ pub mod untrusted_text {
     pub use corral_names::text::{check, escape, escape_json, escape_line, is_forbidden, truncate};
 }
 
+/// The identifier rules (tool names, secret names, step ids, prefixes,
+/// environment variables, `corral new` projects): one family of
+/// [`Rule`](identifiers::Rule)s over the tool-name characters, each with its
+/// own length and words (see the module docs of `corral-names`).
+pub mod identifiers {
+    pub use corral_names::ident::{
+        ENV_VAR, FIELD, First, PREFIX, PROJECT, Rule, SECRET, STEP_ID, TOOL,
+    };
+}
+
 /// Internals the fuzz targets drive directly. Not part of the API: no
 /// stability promise.
 #[doc(hidden)]

@@ -153,23 +153,13 @@ fn built_from() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Whether `name` can be a project, component and tool name.
-fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && name.len() <= 48
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
 impl NewCmd {
     /// Runs the command.
     pub async fn run(self, _global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-        if !valid_name(&self.name) {
-            anyhow::bail!(
-                "`{}` cannot name a tool project: use lowercase letters, digits and `_`, \
-                 starting with a letter (at most 48)",
-                corral::untrusted_text::escape(&self.name)
-            );
+        // A project, component and tool name at once, and a Python module
+        // and a crate: corral's identifier rule for projects.
+        if let Err(why) = corral::identifiers::PROJECT.check(&self.name) {
+            anyhow::bail!("{why}");
         }
         let root = self.sdk.clone().unwrap_or_else(built_from);
         let root = root.canonicalize().with_context(|| {

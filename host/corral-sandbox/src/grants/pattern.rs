@@ -173,23 +173,14 @@ pub fn guest_path(raw: &str) -> Result<String, String> {
     Ok(trimmed.to_string())
 }
 
-/// An environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+/// An environment variable name ([`corral_names::ident::ENV_VAR`]:
+/// `[A-Za-z_][A-Za-z0-9_]*`, at most 256 characters).
 ///
 /// # Errors
-/// A message naming the bad name.
+/// A message naming the bad name, what is wrong and the rule.
 pub fn env_name(raw: &str) -> Result<String, String> {
-    let mut chars = raw.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        Ok(raw.to_string())
-    } else {
-        Err(format!(
-            "`{raw}` is not an environment variable name (letters, digits and `_`, not \
-             starting with a digit)"
-        ))
-    }
+    corral_names::ident::ENV_VAR.check(raw)?;
+    Ok(raw.to_string())
 }
 
 #[cfg(test)]

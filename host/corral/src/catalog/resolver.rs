@@ -280,7 +280,7 @@ pub(crate) fn add_pipelines(
 fn rename_hint(name: &str, room: usize) -> String {
     let mut shorter: String = name
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .filter(|c| corral_names::ident::TOOL.allows_char(*c))
         .take(room)
         .collect();
     while shorter.ends_with('_') {

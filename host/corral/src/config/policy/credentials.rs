@@ -98,11 +98,7 @@ fn parse_value(raw: &str) -> Result<Vec<ValuePart>, String> {
             .find('}')
             .ok_or_else(|| format!("`{OPEN}` has no closing `}}` in `{raw}`"))?;
         let name = &after[..end];
-        if !crate::config::secrets::valid_name(name) {
-            return Err(format!(
-                "`{name}` is not a secret name: use 1 to 64 letters, digits and `_`"
-            ));
-        }
+        corral_names::ident::SECRET.check(name)?;
         parts.push(ValuePart::Secret(name.to_string()));
         rest = &after[end + 1..];
     }

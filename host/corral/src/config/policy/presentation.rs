@@ -20,12 +20,9 @@ pub(super) fn apply(
 ) -> Result<(), PolicyError> {
     if let Some(prefix) = raw.prefix {
         let value = prefix.get_ref();
-        if value.is_empty() || !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(at(
-                prefix.span(),
-                format!("prefix `{value}` may only use letters, digits and `_`"),
-            ));
-        }
+        corral_names::ident::PREFIX
+            .check(value)
+            .map_err(|m| at(prefix.span(), m))?;
         policy.prefix = Some(value.clone());
     }
     for (from, to) in raw.rename {

@@ -223,7 +223,7 @@ impl Plan {
         let mut index: HashMap<&str, usize> = HashMap::new();
         for (i, step) in raw.steps.iter().enumerate() {
             if !step_id::is_valid(&step.id) {
-                problems.push(format!("step `{}`: {}", step.id, step_id::RULE));
+                problems.push(format!("step `{}`: {}", step.id, step_id::rule()));
             }
             if index.insert(&step.id, i).is_some() {
                 problems.push(format!(
@@ -414,7 +414,7 @@ mod tests {
             "step `b`: `$ref:ghost` names no step",
             "step `n`: `arguments` must be a JSON object or a string of JSON",
             "step `s`: `arguments` must encode a JSON object",
-            "step `bad id`: ids use 1 to 64 characters",
+            "step `bad id`: ids use 1 to 64 letters, digits, `_` and `-`",
             "output_steps: `zzz` is not a step",
         ];
         for e in expected {

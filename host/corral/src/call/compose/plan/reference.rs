@@ -35,7 +35,7 @@ pub struct Reference {
 const PREFIX: &str = "$ref:";
 
 fn is_field_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
+    corral_names::ident::FIELD.allows_char(c)
 }
 
 /// Parses the reference at the start of `text` (just after `$ref:`), returning

@@ -1,27 +1,29 @@
-//! The step-id rule, in one place: a step id is 1 to [`MAX_LEN`] characters
-//! from `[A-Za-z0-9_-]`. The plan parser checks ids with [`is_valid`], `$ref`
-//! parsing reads ids with [`is_char`], and the plan tool's JSON Schema
-//! carries [`pattern`].
+//! The step-id rule ([`corral_names::ident::STEP_ID`]: 1 to 64 characters
+//! from `[A-Za-z0-9_-]`), as plans use it: the plan parser
+//! checks ids with [`is_valid`], `$ref` parsing reads ids with [`is_char`],
+//! and the plan tool's JSON Schema carries [`pattern`].
 
-/// Longest step id, in characters.
-pub const MAX_LEN: usize = 64;
+use corral_names::ident::STEP_ID;
 
-/// The rule in words, for error messages.
-pub(crate) const RULE: &str = "ids use 1 to 64 characters from [A-Za-z0-9_-]";
+/// The rule in words, for error messages: "ids use 1 to 64 letters,
+/// digits, `_` and `-`".
+pub(crate) fn rule() -> String {
+    format!("ids use {}", STEP_ID.words())
+}
 
 /// Whether `c` may appear in a step id.
 pub(crate) fn is_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+    STEP_ID.allows_char(c)
 }
 
 /// Whether `id` is a valid step id.
 pub(crate) fn is_valid(id: &str) -> bool {
-    (1..=MAX_LEN).contains(&id.len()) && id.chars().all(is_char)
+    STEP_ID.is_valid(id)
 }
 
 /// The rule as a JSON Schema `pattern`.
 pub(crate) fn pattern() -> String {
-    format!("^[A-Za-z0-9_-]{{1,{MAX_LEN}}}$")
+    STEP_ID.pattern()
 }
 
 #[cfg(test)]
@@ -30,7 +32,7 @@ mod tests {
 
     #[test]
     fn the_words_the_checker_and_the_pattern_agree() {
-        assert!(RULE.contains(&MAX_LEN.to_string()));
+        assert!(rule().contains(&STEP_ID.max_len.to_string()));
         assert_eq!(pattern(), "^[A-Za-z0-9_-]{1,64}$");
         let pattern = regex::Regex::new(&pattern()).expect("regex");
         for id in [
