@@ -259,7 +259,7 @@ pub fn compile(
     if bytes[4..8] == CORE_VERSION {
         return Err(crate::error::ComponentError::CoreModule);
     }
-    cache.load_or_compile(engine, bytes, sha256).map_err(|e| {
+    let (component, outcome) = cache.load_or_compile(engine, bytes, sha256).map_err(|e| {
         let cause = format!("{:#}", e.root_cause());
         if cause.contains("minimum byte size") {
             crate::error::ComponentError::MemoryTooLarge(cause)
@@ -268,7 +268,51 @@ pub fn compile(
         } else {
             crate::error::ComponentError::InvalidComponent(cause)
         }
-    })
+    })?;
+    prepare_memory_images(&component, sha256);
+    Ok((component, outcome))
+}
+
+/// How often [`prepare_memory_images`] tries, and the pause before the
+/// second try (doubled before each further one), in milliseconds.
+const IMAGE_ATTEMPTS: u32 = 4;
+const IMAGE_RETRY_MS: u64 = 25;
+
+/// Creates the copy-on-write images of the component's linear memories
+/// now, as it loads (wasmtime otherwise creates them at the first
+/// instantiation, which is then the plugin's `describe` or first call).
+///
+/// On Linux each image is a memfd that wasmtime seals read-only, and the
+/// kernel refuses the seal with `EBUSY` while something else briefly holds
+/// a reference to one of its pages (page migration, a per-CPU page batch):
+/// seen under load, as a Python plugin's `describe` failing with "Device or
+/// resource busy". It is transient, and wasmtime keeps no failed image, so
+/// it is tried again, up to [`IMAGE_ATTEMPTS`] times. Any other failure, or
+/// the last, is logged and left to the first instantiation, which tries
+/// again and reports it for the call it belongs to.
+fn prepare_memory_images(component: &Component, sha256: &str) {
+    let mut pause = IMAGE_RETRY_MS;
+    for attempt in 1..=IMAGE_ATTEMPTS {
+        let Err(err) = component.initialize_copy_on_write_image() else {
+            return;
+        };
+        let busy = err.chain().any(|cause| {
+            cause
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::ResourceBusy)
+        });
+        if !busy || attempt == IMAGE_ATTEMPTS {
+            tracing::warn!(
+                sha256,
+                attempt,
+                "cannot prepare the component's memory images yet (its first instance \
+                 tries again): {err:#}"
+            );
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(pause));
+        pause *= 2;
+    }
 }
 
 #[cfg(test)]
