@@ -14,7 +14,10 @@
 #    SDK's compile-fail UI tests, the integration tests (corral-cli's `all`)
 #    and each benchmark once (criterion's test mode), then the doc tests;
 # 5. the MCP client checks, three replicas behind HAProxy and the deployment
-#    artifacts, side by side (each prints its own lines when done).
+#    artifacts, side by side (each prints its own lines when done);
+# 6. from the start, in the background at the lowest priority: the API docs
+#    with warnings as errors and the library without default features
+#    (scripts/doc-check.sh, its own target directory).
 #
 # `.ci/run` runs it with clippy-driver as the workspace's compiler wrapper,
 # so step 2 is also the lint pass (one compile, not two).
@@ -25,6 +28,10 @@ scripts/system-deps.sh
 
 logs=target/test-logs
 mkdir -p "$logs"
+log=$(mktemp)
+# On the way out, early or not: the summary's file goes, and so does any
+# check still running in the background.
+trap 'rm -f "$log"; kill $(jobs -p) 2>/dev/null || true' EXIT
 # Network-bound installs, while the CPU compiles. Each is a no-op when what it
 # installs is already there.
 (
@@ -32,11 +39,14 @@ mkdir -p "$logs"
     && scripts/deploy-check.sh --install
 ) > "$logs/installs.log" 2>&1 &
 installs=$!
+# The API docs and the library without default features (scripts/doc-check.sh):
+# their own build of the dependencies, at the lowest priority, in the CPU
+# time the rest leaves idle; waited for with the last checks.
+nice -n 19 scripts/doc-check.sh > "$logs/docs.log" 2>&1 &
+docs=$!
 
 scripts/build-guests.sh --rust
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 echo "==> cargo test --all-targets --no-run (the one build of the host)"
 cargo test --all-targets --locked --no-run 2>&1 | tee "$log"
 
@@ -66,13 +76,21 @@ scripts/replicas.sh 600 > "$logs/replicas.log" 2>&1 &
 replicas=$!
 scripts/deploy-check.sh > "$logs/deploy.log" 2>&1 &
 deploy=$!
-mcp_status=0 replicas_status=0 deploy_status=0
+mcp_status=0 replicas_status=0 deploy_status=0 docs_status=0
 wait "$mcp" || mcp_status=$?
 wait "$replicas" || replicas_status=$?
 wait "$deploy" || deploy_status=$?
 for part in mcp replicas deploy; do
   cat "$logs/$part.log" | tee -a "$log"
 done
+echo "==> API docs and the library without default features (since the start, in the background)"
+wait "$docs" || docs_status=$?
+cat "$logs/docs.log"
+if [ "$docs_status" -ne 0 ]; then
+  echo "doc check: FAILED" | tee -a "$log"
+else
+  echo "doc check: ok" >> "$log"
+fi
 
 # One closing line over every test binary (cargo prints one per binary, and the
 # last ones are doc-test binaries with nothing to run) and the other checks.
@@ -83,7 +101,10 @@ awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-
      /^replicas: .*: FAILED$/ { f += 1 }
      /^deploy check: .*: ok$/ { p += 1 }
      /^deploy check: .*: FAILED$/ { f += 1 }
+     /^doc check: ok$/ { p += 1 }
+     /^doc check: FAILED$/ { f += 1 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 [ "$mcp_status" -eq 0 ] || exit "$mcp_status"
 [ "$replicas_status" -eq 0 ] || exit "$replicas_status"
+[ "$docs_status" -eq 0 ] || exit "$docs_status"
 exit "$deploy_status"
