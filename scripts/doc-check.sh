@@ -6,14 +6,15 @@
 # embedder who does not verify signatures builds no OpenSSL; the dependency
 # tree itself is checked by tests/all/architecture.rs).
 #
-# scripts/test.sh runs it in the background, at the lowest CPU priority,
-# from the end of the host build to the end of the suite, so it takes the
-# time the tests leave idle. Its own target directory: cargo locks a target
-# directory for the whole of a command, and the tests' `cargo test` would
-# wait on it.
+# scripts/test.sh runs it at the lowest CPU priority beside its last checks
+# (MCP clients, replicas, deployment), which leave the CPU partly idle. Not
+# earlier: beside the host build or the tests, which keep both cores busy,
+# it slowed them by a fifth (memory and caches are shared whatever the
+# priority) and made little progress. It shares `target/` with the test
+# build, whose proc macros and build scripts it reuses; nothing else runs
+# cargo by then.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR=${DOC_CHECK_TARGET_DIR:-target/doc-check}
 
 echo "==> cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps \

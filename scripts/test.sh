@@ -13,11 +13,11 @@
 # 4. `cargo test --all-targets`: the unit tests of every crate, the guest
 #    SDK's compile-fail UI tests, the integration tests (corral-cli's `all`)
 #    and each benchmark once (criterion's test mode), then the doc tests;
-# 5. the MCP client checks, three replicas behind HAProxy and the deployment
-#    artifacts, side by side (each prints its own lines when done);
-# 6. from the start, in the background at the lowest priority: the API docs
-#    with warnings as errors and the library without default features
-#    (scripts/doc-check.sh, its own target directory).
+# 5. side by side (each prints its own lines when done): the MCP client
+#    checks, three replicas behind HAProxy, the deployment artifacts, and,
+#    at the lowest CPU priority so it takes what they leave idle, the API
+#    docs with warnings as errors and the library without default features
+#    (scripts/doc-check.sh).
 #
 # `.ci/run` runs it with clippy-driver as the workspace's compiler wrapper,
 # so step 2 is also the lint pass (one compile, not two).
@@ -39,11 +39,6 @@ trap 'rm -f "$log"; kill $(jobs -p) 2>/dev/null || true' EXIT
     && scripts/deploy-check.sh --install
 ) > "$logs/installs.log" 2>&1 &
 installs=$!
-# The API docs and the library without default features (scripts/doc-check.sh):
-# their own build of the dependencies, at the lowest priority, in the CPU
-# time the rest leaves idle; waited for with the last checks.
-nice -n 19 scripts/doc-check.sh > "$logs/docs.log" 2>&1 &
-docs=$!
 
 scripts/build-guests.sh --rust
 
@@ -69,13 +64,15 @@ cargo test --doc --locked 2>&1 | tee -a "$log"
 # arguments, the HAProxy configuration and the container image. Independent
 # of each other, so they run side by side; each one's output is shown whole
 # when it is done.
-echo "==> MCP clients, replicas behind HAProxy, deployment artifacts (side by side)"
+echo "==> MCP clients, replicas behind HAProxy, deployment artifacts, API docs (side by side)"
 scripts/mcp-clients.sh > "$logs/mcp.log" 2>&1 &
 mcp=$!
 scripts/replicas.sh 600 > "$logs/replicas.log" 2>&1 &
 replicas=$!
 scripts/deploy-check.sh > "$logs/deploy.log" 2>&1 &
 deploy=$!
+nice -n 19 scripts/doc-check.sh > "$logs/docs.log" 2>&1 &
+docs=$!
 mcp_status=0 replicas_status=0 deploy_status=0 docs_status=0
 wait "$mcp" || mcp_status=$?
 wait "$replicas" || replicas_status=$?
@@ -83,7 +80,7 @@ wait "$deploy" || deploy_status=$?
 for part in mcp replicas deploy; do
   cat "$logs/$part.log" | tee -a "$log"
 done
-echo "==> API docs and the library without default features (since the start, in the background)"
+echo "==> API docs and the library without default features"
 wait "$docs" || docs_status=$?
 cat "$logs/docs.log"
 if [ "$docs_status" -ne 0 ]; then

@@ -255,7 +255,7 @@ fn every_test_security_md_names_exists() {
     let root = repository_root();
     let security = std::fs::read_to_string(root.join("SECURITY.md")).expect("SECURITY.md");
     let mut sources = String::new();
-    for dir in ["tests/all", "tests/architecture", "host"] {
+    for dir in ["tests/all", "tests/library", "tests/architecture", "host"] {
         for file in rust_files(&root.join(dir)) {
             sources.push_str(&std::fs::read_to_string(file).expect("read"));
         }

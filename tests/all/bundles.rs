@@ -4,9 +4,8 @@
 
 use serde_json::Value;
 
-use super::keyless::{ALICE, trust};
 use super::signatures::{corral, s};
-use crate::support::{self, Keyless, TestSigstore};
+use crate::support::{self, ALICE, Keyless, TestSigstore};
 
 #[test]
 fn a_host_loads_keyless_signed_plugins_and_a_policy_names_the_identity() {
@@ -211,7 +210,7 @@ async fn a_reload_checks_a_bundle_that_arrives_or_changes_beside_a_served_plugin
         .plugin_dir(plugins.path())
         .pool(support::pool())
         .cache(support::cache())
-        .trust(trust(&sigstore, &[ALICE]))
+        .trust(sigstore.trust(&[ALICE]))
         .build()
         .await
         .expect("host builds");

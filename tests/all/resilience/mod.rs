@@ -5,7 +5,6 @@
 
 mod contract;
 mod order;
-mod state;
 mod state_mcp;
 
 use std::path::Path;

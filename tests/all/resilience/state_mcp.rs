@@ -9,9 +9,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::state::{MANY_A_SECOND, ONE_A_MINUTE, plugin};
 use crate::mcp::http::HttpServer;
 use crate::mcp::{Stdio_, text};
+use crate::support::resilience::{MANY_A_SECOND, ONE_A_MINUTE, plugin};
 
 #[test]
 fn a_raised_rate_limit_takes_effect_after_a_reload_over_mcp() {

@@ -9,15 +9,17 @@
 mod echo;
 mod evidence;
 mod floor;
+#[cfg(feature = "load")]
 pub mod load;
 mod registry;
+pub mod resilience;
 mod sigstore;
 mod wit_values;
 pub use echo::EchoServer;
 pub use evidence::{Seeds, evidence_seeds};
 pub use floor::Floor;
 pub use registry::{CuttingRelay, Registry};
-pub use sigstore::{DAY, Keyless, TestSigstore};
+pub use sigstore::{ALICE, DAY, Keyless, TestSigstore};
 pub use wit_values::{VALUES_WIT, exported_params, value_for};
 
 use std::path::{Path, PathBuf};

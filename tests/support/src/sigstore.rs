@@ -323,3 +323,22 @@ fn path(leaves: &[[u8; 32]], index: usize) -> Vec<[u8; 32]> {
     p.push(sibling);
     p
 }
+
+/// The identity the test Sigstore signs for by default: its subject and
+/// issuer, as a policy's `identities` names it.
+pub const ALICE: &str = "subject=alice@example.com,issuer=https://accounts.example.com";
+
+impl TestSigstore {
+    /// Trust in this Sigstore's root for `identities`, required.
+    pub fn trust(&self, identities: &[&str]) -> corral::Trust {
+        corral::Trust::new(
+            Vec::new(),
+            vec![corral::TrustedRoot::from_json(&self.trusted_root(), "root.json").expect("root")],
+            identities
+                .iter()
+                .map(|i| i.parse::<corral::Identity>().expect("identity"))
+                .collect(),
+            true,
+        )
+    }
+}

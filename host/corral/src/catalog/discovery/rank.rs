@@ -41,7 +41,7 @@
 //! best tool's score, so `total_matches` counts the tools that are about
 //! the query, not every tool sharing a word with it.
 //!
-//! Measured on `tests/fixtures/catalog`'s query sets (`tests/all/search.rs`;
+//! Measured on `tests/fixtures/catalog`'s query sets (`tests/library/search.rs`;
 //! figures in `BENCHMARKS.md`).
 
 use std::collections::{BTreeMap, BTreeSet};

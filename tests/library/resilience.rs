@@ -7,28 +7,17 @@
 
 use std::path::Path;
 
-use corral::{CallError, CallOptions, Clock, Limits};
+use corral::{CallError, CallOptions, Clock, Host, Limits};
 
-use super::host_over;
-use crate::support::{HOSTILE, builder, guest};
+use crate::support::builder;
+use crate::support::resilience::{MANY_A_SECOND, ONE_A_MINUTE, plugin};
 
-/// Writes `prefix.wasm` (the hostile fixture) with a policy holding `table`.
-pub(super) fn plugin(dir: &Path, prefix: &str, table: &str) {
-    let wasm = dir.join(format!("{prefix}.wasm"));
-    if !wasm.exists() {
-        std::fs::copy(guest(HOSTILE), wasm).expect("copy");
-    }
-    std::fs::write(
-        dir.join(format!("{prefix}.policy.toml")),
-        format!("version = 1\n[presentation]\nprefix = \"{prefix}_\"\n\n{table}\n"),
-    )
-    .expect("policy");
+/// A host over `dir` that loaded every plugin.
+async fn host_over(dir: &Path) -> Host {
+    let host = crate::support::host(dir).await;
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    host
 }
-
-pub(super) const ONE_A_MINUTE: &str = "[resilience.tools.echo]\n\
-    rate_limit = { requests = 1, per = \"minute\", throw_on_limit = true }";
-pub(super) const MANY_A_SECOND: &str = "[resilience.tools.echo]\n\
-    rate_limit = { requests = 1000, per = \"second\", throw_on_limit = true }";
 
 #[tokio::test]
 async fn a_raised_rate_limit_takes_effect_after_a_reload() {

@@ -8,24 +8,10 @@
 
 use std::path::Path;
 
-use corral::{Identity, Trust, TrustedRoot};
+use corral::{Trust, TrustedRoot};
 use serde_json::Value;
 
-use crate::support::{self, DAY, Keyless, TestSigstore};
-
-pub(crate) const ALICE: &str = "subject=alice@example.com,issuer=https://accounts.example.com";
-
-pub(crate) fn trust(sigstore: &TestSigstore, identities: &[&str]) -> Trust {
-    Trust::new(
-        Vec::new(),
-        vec![TrustedRoot::from_json(&sigstore.trusted_root(), "root.json").expect("root")],
-        identities
-            .iter()
-            .map(|i| i.parse::<Identity>().expect("identity"))
-            .collect(),
-        true,
-    )
-}
+use crate::support::{self, ALICE, DAY, Keyless, TestSigstore};
 
 /// Writes `bytes` as `tool.wasm` in `dir` with `bundle` beside it, and
 /// checks it against `trust`.
@@ -56,7 +42,7 @@ fn a_keyless_bundle_verifies_only_with_its_root_log_time_identity_and_bytes() {
     let bytes = b"\0asm keyless component bytes";
     let alice = Keyless::default();
     let good = sigstore.bundle(bytes, &alice);
-    let trusted = trust(&sigstore, &[ALICE]);
+    let trusted = sigstore.trust(&[ALICE]);
 
     let signed = verify(dir.path(), bytes, &good, &trusted).expect("verifies");
     assert_eq!(signed.kind, "keyless");
@@ -108,17 +94,17 @@ fn a_keyless_bundle_verifies_only_with_its_root_log_time_identity_and_bytes() {
     // Who: another identity, another issuer, or none trusted.
     let bob = "subject=bob@example.com,issuer=https://accounts.example.com";
     refused(
-        verify(dir.path(), bytes, &good, &trust(&sigstore, &[bob])),
+        verify(dir.path(), bytes, &good, &sigstore.trust(&[bob])),
         "it was signed by alice@example.com (issuer https://accounts.example.com), not by \
          bob@example.com (issuer https://accounts.example.com)",
     );
     let other_issuer = "subject=alice@example.com,issuer=https://evil.example.com";
     refused(
-        verify(dir.path(), bytes, &good, &trust(&sigstore, &[other_issuer])),
+        verify(dir.path(), bytes, &good, &sigstore.trust(&[other_issuer])),
         "not by alice@example.com (issuer https://evil.example.com)",
     );
     refused(
-        verify(dir.path(), bytes, &good, &trust(&sigstore, &[])),
+        verify(dir.path(), bytes, &good, &sigstore.trust(&[])),
         "no signer identity is trusted",
     );
     let mut no_root = trusted.clone();
