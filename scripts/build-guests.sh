@@ -6,8 +6,13 @@
 # Installs what it needs first: the wasm32-wasip2 target and the pinned Python,
 # JavaScript and C toolchains (scripts/guest-toolchains.sh).
 #
-#   scripts/build-guests.sh            everything
-#   scripts/build-guests.sh --rust     only the Rust samples (no other toolchain)
+#   scripts/build-guests.sh             everything
+#   scripts/build-guests.sh --rust      only the Rust samples (no other toolchain)
+#   ... --fixtures                      the Rust test fixtures too, in the same
+#                                       cargo invocation, as tests/support/build.rs
+#                                       builds them (scripts/test.sh): one
+#                                       feature resolution, so neither build
+#                                       redoes the other's dependencies
 #
 # A non-Rust guest is rebuilt only when one of its inputs (sources, the SDK
 # helper, the WIT, the toolchain pins) is newer than the component.
@@ -18,16 +23,31 @@ ROOT=$PWD
 # The Rust samples: the workspace members under sample-tools/ (the one list).
 mapfile -t RUST_SAMPLES < <(scripts/rust-guests.sh samples)
 only_rust=false
-[[ "${1:-}" == "--rust" ]] && only_rust=true
+fixtures=false
+for arg in "$@"; do
+  case $arg in
+    --rust) only_rust=true ;;
+    --fixtures) fixtures=true ;;
+    *) echo "usage: scripts/build-guests.sh [--rust] [--fixtures]" >&2; exit 2 ;;
+  esac
+done
+RUST_BUILT=("${RUST_SAMPLES[@]}")
+if $fixtures; then
+  mapfile -t RUST_BUILT < <(scripts/rust-guests.sh)
+fi
 
 if ! rustup target list --installed | grep -qx wasm32-wasip2; then
   echo "==> installing the wasm32-wasip2 target"
   rustup target add wasm32-wasip2
 fi
 
-echo "==> building Rust sample tools: ${RUST_SAMPLES[*]}"
+if $fixtures; then
+  echo "==> building Rust sample tools (${RUST_SAMPLES[*]}) and test fixtures"
+else
+  echo "==> building Rust sample tools: ${RUST_SAMPLES[*]}"
+fi
 cargo build --release --locked --target wasm32-wasip2 --target-dir target/guests \
-  $(printf -- '-p %s ' "${RUST_SAMPLES[@]}")
+  $(printf -- '-p %s ' "${RUST_BUILT[@]}")
 
 mkdir -p plugins
 for name in "${RUST_SAMPLES[@]}"; do

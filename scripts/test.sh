@@ -5,11 +5,13 @@
 # clients, the deployment validator and the public Sigstore roots (all pinned,
 # from the package registries). Then:
 #
-# 1. the Rust sample tools, for wasm32-wasip2 (scripts/build-guests.sh --rust);
+# 1. the Rust guests, samples and test fixtures, for wasm32-wasip2
+#    (scripts/build-guests.sh --rust --fixtures: the package set
+#    tests/support/build.rs builds, which then finds them built);
 # 2. one build of the host: every crate's tests, the integration tests and
 #    each benchmark, in the test profile (the Rust fixture guests come from
 #    corral-test-support's build script, into the same target/guests);
-# 3. the Python, JavaScript and C guests (scripts/build-guests.sh);
+# 3. the Python, JavaScript and C guests (scripts/build-guests.sh --fixtures);
 # 4. `cargo test --all-targets`: the unit tests of every crate, the guest
 #    SDK's compile-fail UI tests, the integration tests (corral-cli's `all`)
 #    and each benchmark once (criterion's test mode), then the doc tests;
@@ -40,7 +42,7 @@ trap 'rm -f "$log"; kill $(jobs -p) 2>/dev/null || true' EXIT
 ) > "$logs/installs.log" 2>&1 &
 installs=$!
 
-scripts/build-guests.sh --rust
+scripts/build-guests.sh --rust --fixtures
 
 echo "==> cargo test --all-targets --no-run (the one build of the host)"
 cargo test --all-targets --locked --no-run 2>&1 | tee "$log"
@@ -51,7 +53,7 @@ if ! wait "$installs"; then
   exit 1
 fi
 cat "$logs/installs.log"
-scripts/build-guests.sh
+scripts/build-guests.sh --fixtures
 
 echo "==> cargo test --all-targets"
 cargo test --all-targets --locked 2>&1 | tee -a "$log"
