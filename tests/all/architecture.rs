@@ -196,30 +196,6 @@ fn the_library_without_signatures_needs_no_openssl() {
 /// `guest-sdk/c` holds the C bindings of the frozen 0.1.0 world, as
 /// `scripts/c-bindings.sh` wrote them; its stamp names the sha256 of the
 /// WIT they came from, which must be the WIT as it is.
-/// The opt-level override of the workspace names wasmparser by version (the
-/// one wasmtime validates with; the others need no optimising): after an
-/// upgrade it must name the new one, or guests compile slowly in every
-/// debug build and test.
-#[test]
-fn the_optimised_wasmparser_is_the_one_wasmtime_uses() {
-    let root = repository_root();
-    let lock = std::fs::read_to_string(root.join("Cargo.lock")).expect("Cargo.lock");
-    let wasmtime = lock
-        .split("[[package]]")
-        .find(|p| p.contains("\nname = \"wasmtime\"\n"))
-        .expect("wasmtime in Cargo.lock");
-    let version = wasmtime
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("\"wasmparser ")?.strip_suffix("\","))
-        .expect("wasmtime's wasmparser, by version (more than one is locked)");
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
-    let section = format!("[profile.dev.package.\"wasmparser@{version}\"]");
-    assert!(
-        manifest.contains(&section),
-        "Cargo.toml has no `{section}`: make the wasmparser override name wasmtime's version"
-    );
-}
-
 #[test]
 fn the_c_bindings_come_from_the_wit_as_it_is() {
     use sha2::{Digest as _, Sha256};

@@ -18,6 +18,10 @@
 //! - **Changing a file several writers share** ([`update_locked`]):
 //!   `corral.lock`, the standing approvals. An exclusive `flock` on a
 //!   sibling lock file, then a read, the change and a whole-file write.
+//! - **Making a file once** ([`produce_once`]): a compiled component in the
+//!   cache, which several hosts (or threads) may want at the same time; one
+//!   makes it while the others wait for it, under a sibling lock file that
+//!   goes when it is made.
 //! - **Telling whether something changed** ([`Stamp`], a digest of parts
 //!   and files read under their caps, for a hot reload; [`Identity`], one
 //!   `stat`, for a check on every call).
@@ -27,7 +31,7 @@ mod read;
 mod stamp;
 mod write;
 
-pub use lock::update_locked;
+pub use lock::{produce_once, update_locked};
 pub use read::{
     DEFAULT_MAX_PLUGIN_BYTES, Kind, ReadError, open_for_reading, read_bytes, read_text,
 };

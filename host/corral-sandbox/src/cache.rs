@@ -7,7 +7,10 @@
 //! millisecond. Entries are keyed by the sha256 of the component bytes and by
 //! the engine's compatibility hash (wasmtime version and every setting that
 //! affects code generation), so a changed plugin or engine never hits a stale
-//! entry.
+//! entry. Hosts (processes, or threads of one) that miss the same entry at
+//! the same time compile it once: one compiles under the entry's make-once
+//! lock (`corral_files::produce_once`) while the others wait, then load what
+//! it stored.
 //!
 //! Safety: `Component::deserialize` trusts its input, since it is native
 //! code. Only files this module wrote itself, under a key derived from content
@@ -82,7 +85,10 @@ impl ComponentCache {
     }
 
     /// Returns the compiled component for `bytes` (whose sha256 is `sha256`),
-    /// from the cache when possible. A cache that cannot be read or written is
+    /// from the cache when possible. On a miss, a host that is compiling the
+    /// same entry already (another thread, or another process sharing the
+    /// directory) is waited for, and what it stored is loaded
+    /// ([`CacheOutcome::Hit`]). A cache that cannot be read or written is
     /// logged and bypassed, never fatal.
     ///
     /// # Errors
@@ -100,47 +106,24 @@ impl ComponentCache {
             ));
         };
         let path = entry_path(dir, engine, sha256);
-        // Read into memory rather than `deserialize_file`'s mmap: a cache file
-        // truncated by someone else while mapped would SIGBUS the whole host.
-        // The copy costs about 0.2 ms per plugin at load.
-        if let Ok(entry) = std::fs::read(&path) {
-            match unseal(&entry) {
-                // SAFETY: the file name is derived from the content hash and
-                // the engine's compatibility hash, only `store` below writes
-                // such names, atomically, into a directory only this user can
-                // write, and its trailer says it is whole as written.
-                Ok(artifact) => {
-                    match unsafe { Component::deserialize(engine.wasmtime(), artifact) } {
-                        Ok(component) => return Ok((component, CacheOutcome::Hit)),
-                        Err(err) => tracing::warn!(
-                            path = %path.display(),
-                            "ignoring unusable cache entry, recompiling: {err:#}"
-                        ),
-                    }
+        if let Some(component) = read_entry(engine, &path, true) {
+            return Ok((component, CacheOutcome::Hit));
+        }
+        // Hosts (or threads) that miss the same entry at once compile it
+        // once: the others wait, then read what the first stored. Where the
+        // directory cannot be made, the lock is skipped and `store` says why.
+        let _ = create_private_dir(dir);
+        corral_files::produce_once(
+            &path,
+            || read_entry(engine, &path, false).map(|c| (c, CacheOutcome::Hit)),
+            || {
+                let component = Component::new(engine.wasmtime(), bytes)?;
+                if let Err(err) = store(dir, &path, &component) {
+                    warn_unwritable(dir, &err);
                 }
-                Err(why) => tracing::warn!(
-                    path = %path.display(),
-                    "ignoring a corrupt cache entry ({why}), recompiling"
-                ),
-            }
-        }
-        let component = Component::new(engine.wasmtime(), bytes)?;
-        if let Err(err) = store(dir, &path, &component) {
-            // A read-only or full cache directory: serve from memory, and
-            // say so once rather than for every plugin.
-            static WARNED: AtomicBool = AtomicBool::new(false);
-            if WARNED.swap(true, Ordering::Relaxed) {
-                tracing::debug!(dir = %dir.display(), "cannot write to the component cache: {err:#}");
-            } else {
-                tracing::warn!(
-                    dir = %dir.display(),
-                    "cannot write to the component cache, serving compiled plugins from memory \
-                     (later plugins compile again on the next start; further failures are \
-                     logged at debug level): {err:#}"
-                );
-            }
-        }
-        Ok((component, CacheOutcome::Compiled))
+                Ok((component, CacheOutcome::Compiled))
+            },
+        )
     }
 
     /// Removes the temporary files of cache writers that were killed
@@ -149,6 +132,59 @@ impl ComponentCache {
         if let Some(dir) = &self.dir {
             corral_files::sweep(dir, None);
         }
+    }
+}
+
+/// The component in the cache entry at `path`, when there is one that is
+/// whole and usable; a corrupt or unusable one is logged (when `warn`) and
+/// answered as none, so that it is compiled again and rewritten.
+fn read_entry(engine: &Engine, path: &Path, warn: bool) -> Option<Component> {
+    // Read into memory rather than `deserialize_file`'s mmap: a cache file
+    // truncated by someone else while mapped would SIGBUS the whole host.
+    // The copy costs about 0.2 ms per plugin at load.
+    let entry = std::fs::read(path).ok()?;
+    match unseal(&entry) {
+        // SAFETY: the file name is derived from the content hash and the
+        // engine's compatibility hash, only `store` writes such names,
+        // atomically, into a directory only this user can write, and its
+        // trailer says it is whole as written.
+        Ok(artifact) => match unsafe { Component::deserialize(engine.wasmtime(), artifact) } {
+            Ok(component) => Some(component),
+            Err(err) => {
+                if warn {
+                    tracing::warn!(
+                        path = %path.display(),
+                        "ignoring unusable cache entry, recompiling: {err:#}"
+                    );
+                }
+                None
+            }
+        },
+        Err(why) => {
+            if warn {
+                tracing::warn!(
+                    path = %path.display(),
+                    "ignoring a corrupt cache entry ({why}), recompiling"
+                );
+            }
+            None
+        }
+    }
+}
+
+/// A read-only or full cache directory: the host serves from memory, and
+/// says so once rather than for every plugin.
+fn warn_unwritable(dir: &Path, err: &std::io::Error) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if WARNED.swap(true, Ordering::Relaxed) {
+        tracing::debug!(dir = %dir.display(), "cannot write to the component cache: {err:#}");
+    } else {
+        tracing::warn!(
+            dir = %dir.display(),
+            "cannot write to the component cache, serving compiled plugins from memory \
+             (later plugins compile again on the next start; further failures are \
+             logged at debug level): {err:#}"
+        );
     }
 }
 
@@ -341,6 +377,48 @@ mod tests {
         assert_eq!(
             unseal(&artifact),
             Err("no trailer: truncated, or written by an older corral")
+        );
+    }
+
+    #[test]
+    fn hosts_that_miss_one_entry_at_once_compile_it_once() {
+        // The smallest component: its header, with no sections.
+        const EMPTY: &[u8] = b"\0asm\x0d\0\x01\0";
+        let engine = Engine::new(crate::PoolConfig::default()).expect("engine");
+        let dir = tempfile::tempdir().expect("dir");
+        let cache = ComponentCache::in_dir(dir.path().join("cache"));
+        let threads = 6;
+        let start = std::sync::Barrier::new(threads);
+        let outcomes: Vec<CacheOutcome> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        cache
+                            .load_or_compile(&engine, EMPTY, "e3b0")
+                            .expect("compile")
+                            .1
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("thread"))
+                .collect()
+        });
+        let compiled = outcomes
+            .iter()
+            .filter(|o| **o == CacheOutcome::Compiled)
+            .count();
+        assert_eq!(compiled, 1, "{outcomes:?}");
+        let names: Vec<String> = std::fs::read_dir(dir.path().join("cache"))
+            .expect("cache dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1, "one entry and no lock file: {names:?}");
+        assert!(
+            names[0].starts_with("e3b0-") && names[0].ends_with(".cwasm"),
+            "{names:?}"
         );
     }
 }
