@@ -143,33 +143,21 @@ fn read_entry(engine: &Engine, path: &Path, warn: bool) -> Option<Component> {
     // truncated by someone else while mapped would SIGBUS the whole host.
     // The copy costs about 0.2 ms per plugin at load.
     let entry = std::fs::read(path).ok()?;
-    match unseal(&entry) {
+    let why = match unseal(&entry) {
         // SAFETY: the file name is derived from the content hash and the
         // engine's compatibility hash, only `store` writes such names,
         // atomically, into a directory only this user can write, and its
         // trailer says it is whole as written.
         Ok(artifact) => match unsafe { Component::deserialize(engine.wasmtime(), artifact) } {
-            Ok(component) => Some(component),
-            Err(err) => {
-                if warn {
-                    tracing::warn!(
-                        path = %path.display(),
-                        "ignoring unusable cache entry, recompiling: {err:#}"
-                    );
-                }
-                None
-            }
+            Ok(component) => return Some(component),
+            Err(err) => format!("an unusable cache entry ({err:#})"),
         },
-        Err(why) => {
-            if warn {
-                tracing::warn!(
-                    path = %path.display(),
-                    "ignoring a corrupt cache entry ({why}), recompiling"
-                );
-            }
-            None
-        }
+        Err(why) => format!("a corrupt cache entry ({why})"),
+    };
+    if warn {
+        tracing::warn!(path = %path.display(), "ignoring {why}, recompiling");
     }
+    None
 }
 
 /// A read-only or full cache directory: the host serves from memory, and
