@@ -70,7 +70,7 @@ inspector="$tools/node_modules/.bin/mcp-inspector"
 # own (and in tests/all/startup.rs). The other checks list once, so they start
 # warm.
 check "python mcp 2.3 cold start: cached tools at once, list_changed for the rest, a call that waits" \
-  "$venv/bin/python" tests/mcp/python_cold_start.py "$corral" plugins/encode.wasm plugins/tables.wasm
+  "$venv/bin/python" tests/mcp/python_cold_start.py "$corral" plugins/encode.wasm plugins/versions.wasm
 echo "==> warming the component cache"
 "$corral" --plugins "$plugins" --cache-dir "$cache" list >/dev/null
 "$corral" --plugins plugins --cache-dir "$cache" list >/dev/null

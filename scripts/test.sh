@@ -20,12 +20,11 @@
 # 4. `cargo test --all-targets`: the unit tests of every crate, the UI tests
 #    again (trybuild's project is built by now: seconds), the integration
 #    tests (corral-cli's `all`) and each benchmark once (criterion's test
-#    mode);
-# 5. side by side (each prints its own lines when done): the doc tests, whose
-#    rustdoc also writes the API docs with warnings as errors
-#    (scripts/rustdoc-docs.sh: no second build of the dependencies), the MCP
-#    client checks, three replicas behind HAProxy, and the deployment
-#    artifacts.
+#    mode); beside it, at a lower CPU priority, the doc tests, whose rustdoc
+#    also writes the API docs with warnings as errors
+#    (scripts/rustdoc-docs.sh: no second build of the dependencies);
+# 5. side by side (each prints its own lines when done): the MCP client
+#    checks, three replicas behind HAProxy, and the deployment artifacts.
 #
 # `.ci/run` runs it with clippy-driver as the workspace's compiler wrapper,
 # so step 2 is also the lint pass (one compile, not two).
@@ -109,23 +108,27 @@ if [ "$ui_status" -ne 0 ]; then
   exit "$ui_status"
 fi
 
-echo "==> cargo test --all-targets"
-cargo test --all-targets --locked 2>&1 | tee -a "$log"
-
-# The doc tests, the MCP server against clients nobody here wrote (installed
-# pinned), three replicas behind HAProxy (one SIGTERMed and one SIGKILLed
-# under load; the long run is in BENCHMARKS.md), and the Kubernetes
-# manifests, the Deployment's arguments, the HAProxy configuration and the
-# container image. Independent of each other, so they run side by side; each
-# one's output is shown whole when it is done.
-echo "==> doc tests and API docs, MCP clients, replicas behind HAProxy, deployment artifacts (side by side)"
+# The doc tests, whose rustdoc also writes the API docs with warnings as
+# errors, run beside the tests at a lower CPU priority: cargo holds the
+# build directory's lock only while it builds, and the tests leave some CPU
+# idle (binaries with a few tests, the benches' single-threaded smoke runs).
+echo "==> cargo test --all-targets (and beside it the doc tests and API docs)"
 # The published crates and the host's libraries (crate names).
 doc_crates="corral corral_sandbox corral_signature corral_files corral_mcp corral_dist corral_names corral_guest corral_guest_macros"
 documented=$logs/documented.txt
 : > "$documented"
 RUSTDOC=$PWD/scripts/rustdoc-docs.sh CORRAL_DOC_CRATES=$doc_crates CORRAL_DOC_LOG=$documented \
-  cargo test --doc --locked > "$logs/doc.log" 2>&1 &
+  nice -n 10 cargo test --doc --locked > "$logs/doc.log" 2>&1 &
 doc=$!
+cargo test --all-targets --locked 2>&1 | tee -a "$log"
+
+# The MCP server against clients nobody here wrote (installed pinned), three
+# replicas behind HAProxy (one SIGTERMed and one SIGKILLed under load; the
+# long run is in BENCHMARKS.md), and the Kubernetes manifests, the
+# Deployment's arguments, the HAProxy configuration and the container image.
+# Independent of each other, so they run side by side; each one's output is
+# shown whole when it is done.
+echo "==> MCP clients, replicas behind HAProxy, deployment artifacts (side by side)"
 scripts/mcp-clients.sh > "$logs/mcp.log" 2>&1 &
 mcp=$!
 scripts/replicas.sh 600 > "$logs/replicas.log" 2>&1 &
@@ -137,6 +140,7 @@ wait "$doc" || doc_status=$?
 wait "$mcp" || mcp_status=$?
 wait "$replicas" || replicas_status=$?
 wait "$deploy" || deploy_status=$?
+echo "==> doc tests and API docs"
 cat "$logs/doc.log" | tee -a "$log"
 if [ "$doc_status" -eq 0 ]; then
   for crate in $doc_crates; do

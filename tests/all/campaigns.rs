@@ -132,3 +132,77 @@ fn sigkill_while_writing_the_audit_log_and_approvals_loses_nothing_acknowledged(
     assert_eq!(tally.rounds, 20, "{tally}");
     assert!(tally.audited > 0 && tally.granted > 0, "{tally}");
 }
+
+// The campaigns' own rules: the mix they issue, and how a call is judged.
+
+#[test]
+fn the_mix_has_its_share_of_each_hostile_kind_spread_evenly() {
+    let kinds = load::mix(1000, 10);
+    let hostile: Vec<usize> = (0..kinds.len())
+        .filter(|&i| kinds[i].is_hostile())
+        .collect();
+    assert_eq!(hostile.len(), 100);
+    for kind in load::HOSTILE {
+        assert_eq!(
+            kinds.iter().filter(|&&k| k == kind).count(),
+            100 / 8 + usize::from(load::HOSTILE.iter().position(|&h| h == kind).unwrap() < 100 % 8)
+        );
+    }
+    assert!(hostile.windows(2).all(|w| w[1] - w[0] == 10), "one in ten");
+    assert_eq!(
+        load::mix(1000, 0).iter().filter(|k| k.is_hostile()).count(),
+        0
+    );
+}
+
+#[test]
+fn a_record_is_judged_by_its_kind() {
+    let ok = |kind, index, ended| load::Record {
+        index,
+        kind,
+        latency: std::time::Duration::ZERO,
+        ended,
+    };
+    assert!(
+        ok(
+            load::Kind::Echo,
+            3,
+            Ok(serde_json::json!({"echo": "call 3"}))
+        )
+        .mismatch()
+        .is_none()
+    );
+    assert!(
+        ok(
+            load::Kind::Echo,
+            3,
+            Ok(serde_json::json!({"echo": "call 4"}))
+        )
+        .mismatch()
+        .is_some()
+    );
+    assert!(
+        ok(
+            load::Kind::Fuel,
+            0,
+            Err(("out_of_fuel".into(), String::new()))
+        )
+        .mismatch()
+        .is_none()
+    );
+    assert!(
+        ok(load::Kind::Fuel, 0, Err(("timeout".into(), String::new())))
+            .mismatch()
+            .is_some()
+    );
+    assert!(
+        ok(load::Kind::Trap, 0, Ok(serde_json::json!({})))
+            .mismatch()
+            .is_some()
+    );
+    assert!(
+        ok(load::Kind::Crunch, 1, Ok(serde_json::json!({"state": "1"})))
+            .mismatch()
+            .is_some()
+    );
+}

@@ -7,8 +7,8 @@ use corral::LoadErrorReason::Component;
 use corral::{CallOptions, ComponentError, LoadError, LoadErrorReason};
 
 use crate::support::{
-    BAD_NAME, BAD_SCHEMA, COMMAND, DUP_A, DUP_B, HOSTILE, TEXT, TRAP_DESCRIBE, assert_still_serves,
-    guest, host, plugin_dir,
+    BAD_NAME, BAD_SCHEMA, COMMAND, DUP_A, DUP_B, ENCODE, HOSTILE, TEXT, TRAP_DESCRIBE,
+    assert_still_serves, guest, host, plugin_dir,
 };
 
 /// Loads `HOSTILE` plus whatever `add` puts in the directory, asserts exactly
@@ -438,7 +438,7 @@ mount -t tmpfs -o "$options" tmpfs "$cache" || exit 97
 "$@"; status=$?
 ls -A "$cache" > "$listing"
 exit $status"#;
-    let dir = plugin_dir(&[HOSTILE, TEXT]);
+    let dir = plugin_dir(&[HOSTILE, ENCODE]);
     for (options, reason) in [
         ("size=64k,mode=700", "No space left on device"),
         ("ro,mode=700", "Read-only file system"),
@@ -476,7 +476,7 @@ exit $status"#;
         );
         let names = tools.to_string();
         assert!(
-            names.contains("\"echo\"") && names.contains("\"word_count\""),
+            names.contains("\"echo\"") && names.contains("\"sha256\""),
             "{options}: both plugins serve from memory: {names}"
         );
         assert_eq!(

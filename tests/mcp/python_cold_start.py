@@ -4,8 +4,8 @@ PyPI) over stdio, with a cold cache for one plugin.
 Usage: python_cold_start.py CORRAL_BIN CACHED_PLUGIN SLOW_PLUGIN
 
 The component cache (a new one) holds CACHED_PLUGIN only; SLOW_PLUGIN (the
-Python `tables` sample, whose compile takes seconds) is compiled by the
-server in the background. The checks hold whatever the order of events:
+JavaScript `versions` sample: QuickJS, whose compile takes seconds) is
+compiled by the server in the background. The checks hold whatever the order of events:
 - the first tools/list answers with the cached plugin's tools;
 - if it lacked the slow plugin's tools, a `notifications/tools/list_changed`
   follows, after which tools/list has them;
@@ -15,6 +15,7 @@ server in the background. The checks hold whatever the order of events:
 Exits non-zero on the first failed check.
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -56,16 +57,17 @@ async def main():
             # The slow plugin's tool, called while it may still compile: the
             # server waits for it rather than answering "unknown tool".
             with anyio.fail_after(600):
-                result = await client.call_tool("table_render", {"rows": [[1, 2]], "headers": ["a", "b"]})
+                result = await client.call_tool("semver_compare", {"a": "1.2.3", "b": "2.0.0-rc.1"})
             assert not is_error(result), f"a call made while compiling failed: {result}"
-            assert "|   a |   b |" in result.content[0].text, result.content[0].text
-            if "table_render" in first:
+            answer = json.loads(result.content[0].text)
+            assert answer["newer"] == "2.0.0-rc.1" and answer["order"] == -1, answer
+            if "semver_compare" in first:
                 print("cold start: the slow plugin compiled before the first tools/list")
             else:
                 with anyio.fail_after(60):
                     await changed.wait()
                 after = {t.name for t in (await client.list_tools()).tools}
-                assert "table_render" in after, f"list_changed, but no table_render: {sorted(after)}"
+                assert "semver_compare" in after, f"list_changed, but no semver_compare: {sorted(after)}"
                 print("cold start: first tools/list without the slow plugin, then list_changed with it")
     print("python mcp client, cold start over stdio: ok")
 

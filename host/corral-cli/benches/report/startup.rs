@@ -39,12 +39,10 @@ fn build(rt: &tokio::runtime::Runtime, plugins: &Path, cache: &Path) -> Host {
 }
 
 /// The plugin directory to start with: `plugins/`, the bundled samples.
-/// In smoke mode, a copy under `scratch` with only the Rust samples
-/// ([`corral_test_support::SAMPLES`]), the policies and pipelines beside
-/// them, and an empty directory for each data directory: the first start
-/// compiles into a cold cache, and the Python sample alone takes half a
-/// minute to compile in a debug build, which a smoke run does not measure
-/// (the tests call it).
+/// In smoke mode, a directory under `scratch` with one small Rust sample
+/// (`encode`, which needs no policy): the first start compiles into a cold
+/// cache, and compiling every sample in a debug build (the Python one alone
+/// takes half a minute) is the tests' work, not a smoke run's.
 fn plugin_dir(effort: Effort, scratch: &Path) -> PathBuf {
     let bundled = root().join("plugins");
     if effort.full {
@@ -52,20 +50,8 @@ fn plugin_dir(effort: Effort, scratch: &Path) -> PathBuf {
     }
     let dir = scratch.join("plugins");
     std::fs::create_dir(&dir).expect("mkdir");
-    for entry in std::fs::read_dir(&bundled).expect("plugins/") {
-        let path = entry.expect("plugins/ entry").path();
-        let name = path.file_name().expect("a name");
-        let is_wasm = path.extension().is_some_and(|x| x == "wasm");
-        if is_wasm && !corral_test_support::SAMPLES.iter().any(|s| *s == name) {
-            continue;
-        }
-        if path.is_dir() {
-            // A data directory a policy preopens (the notes sample's, empty).
-            std::fs::create_dir(dir.join(name)).expect("mkdir");
-        } else {
-            std::fs::copy(&path, dir.join(name)).expect("copy");
-        }
-    }
+    std::fs::copy(bundled.join("encode.wasm"), dir.join("encode.wasm"))
+        .expect("copy plugins/encode.wasm (scripts/build-guests.sh builds it)");
     dir
 }
 
