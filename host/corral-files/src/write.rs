@@ -12,12 +12,17 @@
 //! never a mix, and a power loss after the call returns keeps the new. A
 //! writer that fails removes its temporary file. A writer that is killed
 //! cannot, so [`sweep`] removes the temporary files of processes that are no
-//! longer running; callers sweep when they open a file or directory.
+//! longer running (and those with this process's id that none of its writes
+//! in progress made: an earlier process's with the same id); callers sweep
+//! when they open a file or directory.
 
+use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Whether a whole-file write is made durable before it returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,12 +89,38 @@ fn temporary(path: &Path) -> PathBuf {
     ))
 }
 
+/// The names of this process's temporary files that are being written
+/// (unique in the process: the counter in them is). [`sweep`] leaves them
+/// alone: they are another thread's write in progress (one process may build
+/// several hosts over one cache directory at once), while a temporary file
+/// with this process's id that is not here is a killed earlier process's
+/// that had the same id (a container's first process gets the same id at
+/// every start).
+static IN_PROGRESS: Mutex<BTreeSet<OsString>> = Mutex::new(BTreeSet::new());
+
+fn in_progress() -> MutexGuard<'static, BTreeSet<OsString>> {
+    IN_PROGRESS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The write that made temporary file `tmp` is over (renamed into place, or
+/// removed).
+fn finished(tmp: &Path) {
+    if let Some(name) = tmp.file_name() {
+        in_progress().remove(name);
+    }
+}
+
 /// Creates a new temporary file beside `path`: exclusively, without
-/// following a symlink, with `mode`.
+/// following a symlink, with `mode`. It is in [`IN_PROGRESS`] until
+/// [`finished`].
 fn create_temporary(path: &Path, mode: u32) -> std::io::Result<(File, PathBuf)> {
     let mut last = None;
     for _ in 0..NAME_ATTEMPTS {
         let tmp = temporary(path);
+        // Listed before it exists, so that no sweep sees it unlisted.
+        if let Some(name) = tmp.file_name() {
+            in_progress().insert(name.to_owned());
+        }
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -103,8 +134,14 @@ fn create_temporary(path: &Path, mode: u32) -> std::io::Result<(File, PathBuf)> 
         let _ = mode;
         match options.open(&tmp) {
             Ok(file) => return Ok((file, tmp)),
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => last = Some(err),
-            Err(err) => return Err(err),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                finished(&tmp);
+                last = Some(err);
+            }
+            Err(err) => {
+                finished(&tmp);
+                return Err(err);
+            }
         }
     }
     Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name")))
@@ -158,8 +195,10 @@ impl WholeFile {
         })();
         if let Err(err) = placed {
             let _ = std::fs::remove_file(&self.tmp);
+            finished(&self.tmp);
             return Err(err);
         }
+        finished(&self.tmp);
         if synced {
             sync_directory(&self.path)?;
         }
@@ -181,6 +220,7 @@ impl Drop for WholeFile {
     fn drop(&mut self) {
         if self.file.take().is_some() {
             let _ = std::fs::remove_file(&self.tmp);
+            finished(&self.tmp);
         }
     }
 }
@@ -247,14 +287,20 @@ fn running(pid: u32) -> bool {
 }
 
 /// Removes from `dir` the temporary files ([`write_whole`]'s) whose writer
-/// is no longer running, or is this process (whose writes in progress
-/// cannot have started yet when it sweeps); only those for the file named
-/// `only` when given (a directory corral does not own); returns how many.
-/// Best effort: an unreadable directory or a file that cannot be removed is
-/// skipped.
+/// is no longer running, or has this process's id but is not one of its
+/// writes in progress (a killed earlier process's with the same id); only
+/// those for the file named `only` when given (a directory corral does not
+/// own); returns how many. Another thread's write in progress is left
+/// alone. Best effort: an unreadable directory or a file that cannot be
+/// removed is skipped.
 pub fn sweep(dir: &Path, only: Option<&str>) -> usize {
-    remove_temporaries(dir, |target, pid| {
-        only.is_none_or(|only| only == target) && (pid == std::process::id() || !running(pid))
+    remove_temporaries(dir, |file_name, target, pid| {
+        only.is_none_or(|only| only == target)
+            && if pid == std::process::id() {
+                !in_progress().contains(file_name)
+            } else {
+                !running(pid)
+            }
     })
 }
 
@@ -264,12 +310,12 @@ pub fn sweep(dir: &Path, only: Option<&str>) -> usize {
 /// temporary file can only be a killed writer's, even one of another
 /// machine sharing the directory, whose process ids [`sweep`] cannot see.
 pub fn sweep_locked(dir: &Path, name: &str) -> usize {
-    remove_temporaries(dir, |target, _| target == name)
+    remove_temporaries(dir, |_, target, _| target == name)
 }
 
-/// Removes the temporary files in `dir` for which `remove(target, pid)`
-/// holds; returns how many.
-fn remove_temporaries(dir: &Path, remove: impl Fn(&str, u32) -> bool) -> usize {
+/// Removes the temporary files in `dir` for which `remove(file_name,
+/// target, pid)` holds; returns how many.
+fn remove_temporaries(dir: &Path, remove: impl Fn(&OsString, &str, u32) -> bool) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
@@ -279,7 +325,7 @@ fn remove_temporaries(dir: &Path, remove: impl Fn(&str, u32) -> bool) -> usize {
         let Some((target, pid)) = name.to_str().and_then(writer_of) else {
             continue;
         };
-        if remove(target, pid) && std::fs::remove_file(entry.path()).is_ok() {
+        if remove(&name, target, pid) && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
     }
@@ -323,6 +369,29 @@ mod tests {
     }
 
     #[test]
+    fn a_sweep_leaves_a_write_in_progress_in_this_process_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("entry.bin");
+        // Another thread's write, begun and not committed yet, as when one
+        // process builds two hosts over one cache directory at once.
+        let mut writing = WholeFile::create(&path, WriteOptions::UNSYNCED).unwrap();
+        writing.write_all(b"half").unwrap();
+        assert_eq!(sweep(dir.path(), None), 0);
+        writing.write_all(b" and the rest").unwrap();
+        writing.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"half and the rest");
+        // A write that failed (dropped) is over too: nothing is left.
+        let dropped = WholeFile::create(&path, WriteOptions::UNSYNCED).unwrap();
+        drop(dropped);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert!(
+            in_progress()
+                .iter()
+                .all(|n| !n.to_string_lossy().starts_with(".entry.bin."))
+        );
+    }
+
+    #[test]
     fn the_sweep_removes_the_temporaries_of_writers_that_are_gone() {
         let dir = tempfile::tempdir().unwrap();
         // A child that has exited: its pid is free (until reused).
@@ -332,7 +401,9 @@ mod tests {
         let alive = std::os::unix::process::parent_id();
         for name in [
             format!(".set.json.{gone}.0.tmp"),
-            format!(".set.json.{}.3.tmp", std::process::id()),
+            // This process's id, and a counter no write of it has reached:
+            // an earlier process's with the same id.
+            format!(".set.json.{}.{}.tmp", std::process::id(), u64::MAX),
             format!(".set.json.{alive}.1.tmp"),
             "set.json".to_string(),
             ".hidden.tmp".to_string(),
