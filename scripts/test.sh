@@ -57,6 +57,8 @@ if [ -z "$ui_test" ] || [ ! -x "$ui_test" ]; then
   echo "the build listed no executable for guest-sdk/tests/ui.rs" >&2
   exit 1
 fi
+# Absolute, as cargo prints it when CARGO_TARGET_DIR is: it runs elsewhere.
+ui_test=$(realpath "$ui_test")
 
 if ! wait "$installs"; then
   cat "$logs/installs.log" >&2
@@ -78,7 +80,7 @@ nodefault=$!
 # `#[tool]` macro's dependencies, in target/tests/trybuild), which takes a
 # minute, and the guest builds below leave the CPU for it. Run as cargo runs
 # a test: from the package's directory.
-(cd guest-sdk && CARGO_MANIFEST_DIR=$PWD "../$ui_test") > "$logs/ui.log" 2>&1 &
+(cd guest-sdk && CARGO_MANIFEST_DIR=$PWD "$ui_test") > "$logs/ui.log" 2>&1 &
 ui=$!
 scripts/build-guests.sh --fixtures
 nodefault_status=0 ui_status=0
