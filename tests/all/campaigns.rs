@@ -157,52 +157,30 @@ fn the_mix_has_its_share_of_each_hostile_kind_spread_evenly() {
 
 #[test]
 fn a_record_is_judged_by_its_kind() {
-    let ok = |kind, index, ended| load::Record {
-        index,
-        kind,
-        latency: std::time::Duration::ZERO,
-        ended,
-    };
-    assert!(
-        ok(
-            load::Kind::Echo,
-            3,
-            Ok(serde_json::json!({"echo": "call 3"}))
-        )
-        .mismatch()
-        .is_none()
-    );
-    assert!(
-        ok(
-            load::Kind::Echo,
-            3,
-            Ok(serde_json::json!({"echo": "call 4"}))
-        )
-        .mismatch()
-        .is_some()
-    );
-    assert!(
-        ok(
-            load::Kind::Fuel,
-            0,
-            Err(("out_of_fuel".into(), String::new()))
-        )
-        .mismatch()
-        .is_none()
-    );
-    assert!(
-        ok(load::Kind::Fuel, 0, Err(("timeout".into(), String::new())))
-            .mismatch()
-            .is_some()
-    );
-    assert!(
-        ok(load::Kind::Trap, 0, Ok(serde_json::json!({})))
-            .mismatch()
-            .is_some()
-    );
-    assert!(
-        ok(load::Kind::Crunch, 1, Ok(serde_json::json!({"state": "1"})))
-            .mismatch()
-            .is_some()
-    );
+    use load::Kind;
+    use serde_json::json;
+    let failed = |kind: &str| Err((kind.to_string(), String::new()));
+    // (kind, index in the mix, how it ended, whether that is as expected)
+    let cases = [
+        (Kind::Echo, 3, Ok(json!({"echo": "call 3"})), true),
+        (Kind::Echo, 3, Ok(json!({"echo": "call 4"})), false),
+        (Kind::Fuel, 0, failed("out_of_fuel"), true),
+        (Kind::Fuel, 0, failed("timeout"), false),
+        (Kind::Trap, 0, Ok(json!({})), false),
+        (Kind::Crunch, 1, Ok(json!({"state": "1"})), false),
+    ];
+    for (kind, index, ended, expected) in cases {
+        let record = load::Record {
+            index,
+            kind,
+            latency: std::time::Duration::ZERO,
+            ended: ended.clone(),
+        };
+        assert_eq!(
+            record.mismatch().is_none(),
+            expected,
+            "{kind:?} call {index} ending {ended:?}: {:?}",
+            record.mismatch()
+        );
+    }
 }
