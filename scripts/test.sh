@@ -50,7 +50,9 @@ installs=$!
 scripts/build-guests.sh --rust --fixtures
 
 echo "==> cargo test --all-targets --no-run (the one build of the host)"
-cargo test --all-targets --locked --no-run 2>&1 | tee "$log"
+# --timings: each unit's build time, in target/cargo-timings/ (BENCHMARKS.md,
+# "CI time", reads it).
+cargo test --all-targets --locked --no-run --timings 2>&1 | tee "$log"
 # The UI tests' binary, from the build's list of test executables.
 ui_test=$(sed -n 's|^ *Executable tests/ui.rs (\(.*\))$|\1|p' "$log")
 if [ -z "$ui_test" ] || [ ! -x "$ui_test" ]; then
