@@ -12,7 +12,9 @@
 #    each benchmark, in the test profile (the Rust fixture guests come from
 #    corral-test-support's build script, into the same target/guests);
 # 3. side by side, as the Python, JavaScript and C guests (samples and test
-#    fixtures; scripts/build-guests.sh --fixtures) leave a core idle: the
+#    fixtures; scripts/build-guests.sh --fixtures) and code mode's runner
+#    (scripts/build-runner.sh --check: the committed one is what its sources
+#    build) leave a core idle: the
 #    library without its default features (`cargo build -p corral
 #    --no-default-features`, with host/nodefault-check beside it so that it
 #    reuses step 2's dependencies), and a first run of the guest SDK's
@@ -85,9 +87,14 @@ nodefault=$!
 (cd guest-sdk && CARGO_MANIFEST_DIR=$PWD "$ui_test") > "$logs/ui.log" 2>&1 &
 ui=$!
 scripts/build-guests.sh --fixtures
+# Code mode's runner is committed; rebuilt from its sources with the pinned
+# toolchain, it must be the same bytes (seconds: the toolchain is installed).
+runner_status=0
+scripts/build-runner.sh --check 2>&1 | tee -a "$log" || runner_status=${PIPESTATUS[0]}
 nodefault_status=0 ui_status=0
 wait "$nodefault" || nodefault_status=$?
 wait "$ui" || ui_status=$?
+[ "$runner_status" -eq 0 ] || exit "$runner_status"
 echo "==> the library without default features"
 cat "$logs/nodefault.log"
 if [ "$nodefault_status" -ne 0 ]; then
@@ -174,6 +181,8 @@ awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-
      /^doc check: FAILED/ { f += 1 }
      /^no default features: ok$/ { p += 1 }
      /^no default features: FAILED/ { f += 1 }
+     /^runner: ok/ { p += 1 }
+     /^runner: FAILED/ { f += 1 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 [ "$doc_status" -eq 0 ] || exit "$doc_status"
 [ "$mcp_status" -eq 0 ] || exit "$mcp_status"

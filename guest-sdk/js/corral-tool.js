@@ -78,7 +78,8 @@ export class ExecutionFailed extends ToolError {}
  *
  * `spec` fields (only `name`, `description` and `parameters` are required):
  * - `name`: `[A-Za-z0-9_]{1,64}`, unique across all plugins of a host, and not
- *   `execute_tool_plan` or `tool_search` (reserved for corral's built-in tools).
+ *   `execute_tool_plan`, `tool_search` or `execute_code` (reserved for corral's
+ *   built-in tools).
  * - `description`: what the tool does, for the model.
  * - `parameters`: either a JSON Schema of the arguments object
  *   (`{type: 'object', ...}`), or a map of field name to the field's schema;

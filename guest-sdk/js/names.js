@@ -6,7 +6,7 @@
 // those tests can run it on a plain Node.
 
 export const NAME = /^[A-Za-z0-9_]{1,64}$/;
-export const RESERVED = ['execute_tool_plan', 'tool_search'];
+export const RESERVED = ['execute_tool_plan', 'tool_search', 'execute_code'];
 
 /** What is wrong with `name` as a tool name, or `null` when it is valid. */
 export function nameProblem(name) {

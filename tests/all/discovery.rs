@@ -209,7 +209,7 @@ async fn selected_groups_and_excludes_bound_every_path() {
     let web = host(dir.path(), |b| b.groups(["web"])).await;
     assert!(web.load_errors().is_empty(), "{:?}", web.load_errors());
     let served: Vec<String> = web.specs().into_iter().map(|s| s.name).collect();
-    assert_eq!(served, ["execute_tool_plan", "fetch_url"]);
+    assert_eq!(served, ["execute_code", "execute_tool_plan", "fetch_url"]);
     let groups = web.catalog().groups().to_vec();
     assert_eq!(groups.len(), 2);
     assert_eq!(groups[1].name, "web");
@@ -226,6 +226,19 @@ async fn selected_groups_and_excludes_bound_every_path() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("sha256"), "{err}");
+    // And to scripts: the call throws, naming the tool.
+    let script = json!({"code": "try { await tools.sha256({text: 'a'}) } catch (e) { return [e.kind, e.message] }"});
+    let out = web
+        .call_value("execute_code", script, &CallOptions::default())
+        .await
+        .expect("the script catches it")
+        .into_json()
+        .expect("json");
+    assert_eq!(out["result"][0], json!("invalid_arguments"), "{out}");
+    assert!(
+        out["result"][1].as_str().unwrap().contains("sha256"),
+        "{out}"
+    );
 
     let codec = host(dir.path(), |b| {
         b.groups(["codec"])
@@ -233,7 +246,10 @@ async fn selected_groups_and_excludes_bound_every_path() {
     })
     .await;
     let served: Vec<String> = codec.specs().into_iter().map(|s| s.name).collect();
-    assert_eq!(served, ["base64_encode", "execute_tool_plan"]);
+    assert_eq!(
+        served,
+        ["base64_encode", "execute_code", "execute_tool_plan"]
+    );
 
     let unknown = host(dir.path(), |b| b.groups(["nope"])).await;
     let errors = group_errors(&unknown);

@@ -28,7 +28,7 @@ async fn samples_in_python_javascript_and_c_are_described_for_a_model() {
     let specs = host.specs();
     let names: Vec<&str> = specs
         .iter()
-        .filter(|s| s.name != "execute_tool_plan")
+        .filter(|s| !corral::RESERVED_NAMES.contains(&s.name.as_str()))
         .map(|s| s.name.as_str())
         .collect();
     assert_eq!(
@@ -51,7 +51,10 @@ async fn samples_in_python_javascript_and_c_are_described_for_a_model() {
         let loaded = host.tool(tool).expect("loaded");
         assert_eq!(loaded.plugin().map(|p| p.name()), Some(plugin));
     }
-    for spec in specs.iter().filter(|s| s.name != "execute_tool_plan") {
+    for spec in specs
+        .iter()
+        .filter(|s| !corral::RESERVED_NAMES.contains(&s.name.as_str()))
+    {
         // Python docstring `Args:`, JavaScript `description` fields and the C
         // schema all describe every parameter.
         assert_described_for_a_model(spec);

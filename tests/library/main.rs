@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod capabilities;
+mod code;
 mod context;
 mod file_caps;
 mod host_api;

@@ -24,6 +24,7 @@ async fn every_sample_tool_is_described_for_a_model() {
             "base64_decode",
             "base64_encode",
             "evaluate",
+            "execute_code",
             "execute_tool_plan",
             "fetch_url",
             "json_query",

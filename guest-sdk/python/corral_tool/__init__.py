@@ -140,7 +140,8 @@ def tool(
     ``@tool(...)``.
 
     Options (defaults as in the Rust SDK): ``name`` (the function name,
-    ``[A-Za-z0-9_]{1,64}``, not ``execute_tool_plan`` or ``tool_search``),
+    ``[A-Za-z0-9_]{1,64}``, not ``execute_tool_plan``, ``tool_search`` or
+    ``execute_code``),
     ``description`` (the docstring up to ``Args:``),
     ``category`` (``""``), ``keywords`` (none), ``version`` (``""``),
     ``idempotent`` (False), ``sequential`` (False: calls may run in

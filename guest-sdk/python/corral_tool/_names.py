@@ -12,7 +12,7 @@ import re
 from typing import Optional
 
 NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
-RESERVED = ("execute_tool_plan", "tool_search")
+RESERVED = ("execute_tool_plan", "tool_search", "execute_code")
 
 
 def name_problem(name: object) -> Optional[str]:

@@ -36,8 +36,12 @@ pub const PLAN_TOOL: &str = "execute_tool_plan";
 /// host serves it, so switching it on never collides with a plugin.
 pub const SEARCH_TOOL: &str = "tool_search";
 
+/// The name of the host's built-in code-mode tool (a script that calls
+/// tools). No plugin may use it.
+pub const CODE_TOOL: &str = "execute_code";
+
 /// Names the host reserves for its own built-in tools.
-pub const RESERVED_NAMES: &[&str] = &[PLAN_TOOL, SEARCH_TOOL];
+pub const RESERVED_NAMES: &[&str] = &[PLAN_TOOL, SEARCH_TOOL, CODE_TOOL];
 
 /// Checks a tool name against the rule.
 ///

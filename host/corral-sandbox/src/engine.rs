@@ -13,6 +13,12 @@ use crate::limits::PoolConfig;
 /// to whole ticks, so a call overruns its timeout by at most one tick.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
+/// Instances of code mode's runner that may be alive at once: 4. The pool
+/// holds them beside its [`PoolConfig::max_concurrent_instances`] plugin
+/// instances, so a script waiting for its tool calls never holds a slot
+/// those calls need; a fifth script waits for one of the four.
+pub const SCRIPT_INSTANCES: u32 = 4;
+
 /// A configured wasmtime engine plus the thread that drives its epoch.
 ///
 /// Cloning is cheap and shares both; the ticker stops when the last clone is
@@ -41,7 +47,8 @@ impl Drop for Ticker {
 }
 
 impl Engine {
-    /// Creates an engine with fuel, epochs and a pooling allocator sized by `pool`.
+    /// Creates an engine with fuel, epochs and a pooling allocator sized by
+    /// `pool`, plus [`SCRIPT_INSTANCES`] slots for code mode's runner.
     ///
     /// # Errors
     /// When wasmtime rejects the configuration, for example when the machine
@@ -53,7 +60,7 @@ impl Engine {
         config.epoch_interruption(true);
         config.parallel_compilation(true);
 
-        let instances = pool.max_concurrent_instances;
+        let instances = pool.max_concurrent_instances + SCRIPT_INSTANCES;
         let mut pooling = PoolingAllocationConfig::new();
         pooling.total_component_instances(instances);
         // Rust components have one core instance with one memory; componentize-py

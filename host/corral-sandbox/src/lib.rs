@@ -4,12 +4,14 @@
 //! cap ([`run`]), the host imports of every contract version, outbound HTTP
 //! under the plugin's grants, the leak scan of host-side secrets, and
 //! any-component mode (a component of another world served as tools,
-//! [`Foreign`]).
+//! [`Foreign`]), and code mode's runner ([`RunnerPre`], whose tool calls
+//! come back through [`ToolCalls`]).
 //!
 //! This is an internal crate of corral: its API serves the `corral` library,
 //! which re-exports what embedders use (as `wasmtime` re-exports its
 //! internal crates). Nothing here knows a reviewer, a catalog or a policy
-//! file: approvals come in through [`ApprovalHook`], grants as [`Grants`].
+//! file: approvals come in through [`ApprovalHook`], a script's tool calls
+//! go out through [`ToolCalls`], grants come in as [`Grants`].
 //! A [`wasmtime::Store`] is created in one place only, inside [`run`], which
 //! is why this crate is the only one that links guests and runs them.
 
@@ -27,7 +29,7 @@ mod spec;
 mod trace;
 
 pub use cache::{CacheOutcome, ComponentCache, compile};
-pub use engine::{EPOCH_TICK, Engine};
+pub use engine::{EPOCH_TICK, Engine, SCRIPT_INSTANCES};
 pub use error::{CallError, ComponentError};
 pub use files::{DEFAULT_MAX_PLUGIN_BYTES, read_plugin};
 pub use grants::{DirGrant, EnvGrant, Grants, HostPattern, Injected, env_name, guest_path};
@@ -35,11 +37,13 @@ pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective, tig
 pub use redact::{Leaks, Redactor};
 pub use review::{Gate, ReviewRequest};
 pub use sandbox::any::{Foreign, Import, Skipped, import, missing_imports, sidecar_stamp};
+pub use sandbox::code::{RUNNER_WASM, RUNNER_WORLD, ToolFuture};
 pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};
 pub use sandbox::{
-    ApprovalHook, ErrorInfo, Failure, GuestError, HookDecision, HookFuture, MAX_LOG_LINES,
-    MAX_LOG_MESSAGE_BYTES, Op, OpResult, PluginPre, ProgressSink, RunReport, RunSetup, SLICE_TICKS,
-    SandboxState, linker, run,
+    ApprovalHook, ConsoleLevel, ErrorInfo, Failure, GuestError, HookDecision, HookFuture,
+    MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, Op, OpResult, PluginPre, ProgressSink, RunReport,
+    RunSetup, RunnerPre, SLICE_TICKS, SandboxState, ScriptError, ToolCalls, ToolFailure,
+    ToolOutput, linker, run,
 };
 pub use spec::{Latency, RawSpec, ResilienceHints, ReturnBehavior, ToolMetadata};
 pub use trace::SPAN_TARGET;

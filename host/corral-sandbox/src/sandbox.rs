@@ -13,6 +13,9 @@
 //! - The `corral:tool/host` imports: `log`, `progress`, `request-approval`
 //!   ([`imports`]); approval requests go to an [`ApprovalHook`] the caller
 //!   injects, so the sandbox knows nothing of reviewers.
+//! - Code mode's runner ([`code`]) is linked with its own interface only
+//!   (`corral:code/tools`, answered by a [`ToolCalls`] hook the caller
+//!   injects) and no WASI at all.
 //! - `wasi:http` outgoing requests, each checked against the plugin's allow-list
 //!   in the `send_request` hook; the default allow-list is empty, so every
 //!   request fails inside the guest with `HTTP-request-denied`. Raw sockets stay
@@ -28,6 +31,7 @@
 
 pub mod any;
 mod budget;
+pub mod code;
 mod failure;
 pub mod http;
 mod imports;
@@ -49,6 +53,7 @@ use crate::error::CallError;
 use crate::grants::Grants;
 use crate::limits::Limits;
 use budget::{Budget, Limiter};
+pub use code::{ConsoleLevel, RunnerPre, ScriptError, ToolCalls, ToolFailure, ToolOutput};
 pub use failure::Failure;
 use http::{HttpGate, Resolver};
 pub use imports::{ApprovalHook, HookDecision, HookFuture};
@@ -105,6 +110,8 @@ pub struct SandboxState {
     plugin: Arc<str>,
     tool: Arc<str>,
     approval: Option<Arc<dyn ApprovalHook>>,
+    /// Answers a script's tool calls (code mode's runner only).
+    tools: Option<Arc<dyn ToolCalls>>,
     budget: Arc<Budget>,
     progress: Option<ProgressSink>,
     /// The reason of an exit-early decision, if the guest got one.
@@ -151,6 +158,16 @@ pub enum Op<'a> {
         /// The call context the plugin may see (WIT `context`).
         context: &'a Vec<(String, String)>,
     },
+    /// Code mode: the runner's `run(code, seed, start-ms)`
+    /// ([`PluginPre::Runner`] only).
+    Script {
+        /// The script: the body of an async JavaScript function.
+        code: &'a str,
+        /// Seeds the script's `Math.random`.
+        seed: u64,
+        /// The script's first `Date.now()`, in ms since the Unix epoch.
+        start_ms: u64,
+    },
 }
 
 /// The result of an [`Op`].
@@ -159,6 +176,9 @@ pub enum OpResult {
     Describe(Vec<crate::spec::RawSpec>),
     /// The guest's answer to `call`: its output text, or its own error.
     Call(Result<String, GuestError>),
+    /// The runner's answer: the script's return value as JSON text, or its
+    /// uncaught exception.
+    Script(Result<String, ScriptError>),
 }
 
 /// Everything a run reports besides its result.
@@ -174,6 +194,9 @@ pub struct RunReport {
     pub rejected: Option<String>,
     /// A configuration error met during a guest-requested review.
     pub config_error: Option<CallError>,
+    /// Log, progress and console lines dropped past
+    /// [`MAX_LOG_LINES`](imports::MAX_LOG_LINES).
+    pub log_dropped: u64,
 }
 
 /// Who is running and with what, for one sandboxed run.
@@ -193,6 +216,9 @@ pub struct RunSetup<'a> {
     /// Decides the guest's `request-approval`; `None` answers every request
     /// with a configuration error (as for `describe`).
     pub approval: Option<Arc<dyn ApprovalHook>>,
+    /// Answers the tool calls of code mode's runner; `None` for plugins
+    /// (the runner's calls then fail, naming the missing hook).
+    pub tools: Option<Arc<dyn ToolCalls>>,
     /// Resolves the host names of outbound HTTP requests.
     pub resolver: Arc<dyn Resolver>,
     /// Receives the guest's `progress` messages; `None` drops them.
@@ -218,6 +244,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
                 stderr: (String::new(), 0),
                 rejected: None,
                 config_error: None,
+                log_dropped: 0,
             };
             return (Err(Failure::Setup(err.to_string())), report);
         }
@@ -249,6 +276,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
         plugin: setup.plugin,
         tool: setup.tool,
         approval: setup.approval,
+        tools: setup.tools,
         budget: budget.clone(),
         progress: setup.progress,
         rejected: None,
@@ -301,6 +329,14 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
                         .call(&mut store, name, arguments, context, limits.output_bytes)
                         .await
                         .map(OpResult::Call),
+                    Op::Script {
+                        code,
+                        seed,
+                        start_ms,
+                    } => pre
+                        .script(&mut store, code, seed, start_ms)
+                        .await
+                        .map(OpResult::Script),
                 }
             };
             // The epoch stops guest code spinning in wasm; this timer stops a
@@ -359,6 +395,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
         stderr: stderr.contents(),
         rejected: store.data_mut().rejected.take(),
         config_error: store.data_mut().config_error.take(),
+        log_dropped: dropped,
     };
     (result, report)
 }

@@ -48,6 +48,7 @@ pub use call::approval::{
     ReviewFuture, ReviewRequest, Reviewer, requires_approval,
 };
 pub use call::audit::{AuditError, AuditLog, AuditRecord, CallRecord, mask as mask_fields};
+pub use call::code::CodeLimits;
 pub use call::compose::pipeline::{ErrorStrategy, PIPELINES_FILE, Pipeline, PipelineStep};
 pub use call::compose::plan::execute::{PlanResult, StepResult, StepStatus};
 pub use call::compose::plan::graph::Graph as PlanGraph;
@@ -104,7 +105,9 @@ pub use loader::signature::{
     simple_signing_payload, verify_file, verifying_key,
 };
 pub use loader::signature::{Identity, SignatureError, Signed};
-pub use model::names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
+pub use model::names::{
+    CODE_TOOL, MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name,
+};
 pub use model::spec::ToolSpec;
 
 /// The rules for untrusted text: which characters guest text may carry,

@@ -59,7 +59,7 @@ pub fn truncate(message: String) -> String {
 impl SandboxState {
     /// Whether another log line may be written for this call; counts the
     /// ones that may not.
-    fn may_log(&mut self) -> bool {
+    pub(super) fn may_log(&mut self) -> bool {
         if self.log_lines < MAX_LOG_LINES {
             self.log_lines += 1;
             true

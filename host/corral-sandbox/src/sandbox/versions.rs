@@ -33,6 +33,9 @@ pub enum PluginPre {
         InstancePre<SandboxState>,
         std::sync::Arc<crate::sandbox::any::Foreign>,
     ),
+    /// Code mode's runner (`corral:code/runner@0.1.0`): it serves no tool
+    /// and answers only [`Op::Script`](super::Op::Script).
+    Runner(super::code::RunnerPre),
 }
 
 impl PluginPre {
@@ -53,6 +56,7 @@ impl PluginPre {
             Self::V1(_) => "0.1.0",
             Self::V2(_) => "0.2.0",
             Self::Any(..) => "any",
+            Self::Runner(_) => "code",
         }
     }
 
@@ -74,6 +78,7 @@ impl PluginPre {
             }
             // Found from its types at load: no guest code runs.
             Self::Any(_, foreign) => foreign.specs(),
+            Self::Runner(_) => Vec::new(),
         })
     }
 
@@ -130,7 +135,32 @@ impl PluginPre {
                     .call(pre, store, name, arguments, output_bytes)
                     .await;
             }
+            Self::Runner(_) => {
+                return Err(wasmtime::format_err!(
+                    "code mode's runner serves no tool (asked for `{name}`)"
+                ));
+            }
         })
+    }
+
+    /// Instantiates code mode's runner and runs `code`.
+    ///
+    /// # Errors
+    /// A trap, or `self` not being the runner.
+    pub async fn script(
+        &self,
+        store: &mut Store<SandboxState>,
+        code: &str,
+        seed: u64,
+        start_ms: u64,
+    ) -> wasmtime::Result<Result<String, super::ScriptError>> {
+        match self {
+            Self::Runner(runner) => runner.run(store, code, seed, start_ms).await,
+            _ => Err(wasmtime::format_err!(
+                "a plugin of world {} is not code mode's runner",
+                self.wit_version()
+            )),
+        }
     }
 }
 

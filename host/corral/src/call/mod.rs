@@ -10,6 +10,7 @@
 
 pub(crate) mod approval;
 pub(crate) mod audit;
+pub(crate) mod code;
 pub(crate) mod compose;
 pub(crate) mod health;
 pub(crate) mod metrics;

@@ -265,6 +265,9 @@ pub(crate) async fn load(
     let plan = plan_tool_spec();
     let facts = env.facts_of_own(&plan);
     registry.add_builtin(plan, Builtin::Plan, facts);
+    let code = code_tool_spec();
+    let facts = env.facts_of_own(&code);
+    registry.add_builtin(code, Builtin::Code, facts);
     if inputs.discovery.tool_search {
         let search = crate::catalog::discovery::search::spec();
         let facts = env.facts_of_own(&search);
@@ -393,6 +396,20 @@ fn reject_cycles(registry: &mut Registry, errors: &mut Vec<LoadError>) -> ToolGr
             path,
             reason: crate::loader::error::LoadErrorReason::DependencyCycle { cycle },
         });
+    }
+}
+
+/// The built-in `execute_code` spec.
+fn code_tool_spec() -> ToolSpec {
+    let mut metadata = ToolMetadata::new("builtin");
+    metadata.keywords = vec!["code".into(), "script".into(), "javascript".into()];
+    metadata.version = env!("CARGO_PKG_VERSION").into();
+    ToolSpec {
+        name: crate::call::code::CODE_TOOL.to_string(),
+        description: crate::call::code::DESCRIPTION.to_string(),
+        parameters: crate::call::code::schema(),
+        output_schema: None,
+        metadata,
     }
 }
 

@@ -61,6 +61,8 @@ pub(crate) enum Builtin {
     Plan,
     /// `tool_search`.
     Search,
+    /// `execute_code`.
+    Code,
 }
 
 impl std::fmt::Debug for Tool {

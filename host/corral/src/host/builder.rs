@@ -58,7 +58,8 @@ pub struct HostBuilder {
     describe_limits: Limits,
     describe_caps: DescribeCaps,
     switches: ResilienceSwitches,
-    plan_limits: PlanLimits,
+    pub(super) plan_limits: PlanLimits,
+    pub(super) code_limits: crate::call::code::CodeLimits,
     max_limits: Option<Limits>,
     gate: Gatekeeper,
     required: BTreeSet<String>,
@@ -98,6 +99,7 @@ impl Default for HostBuilder {
             describe_caps: DescribeCaps::default(),
             switches: ResilienceSwitches::default(),
             plan_limits: PlanLimits::default(),
+            code_limits: crate::call::code::CodeLimits::default(),
             max_limits: None,
             gate: Gatekeeper::default(),
             required: BTreeSet::new(),
@@ -185,13 +187,6 @@ impl HostBuilder {
     #[must_use]
     pub fn max_limits(mut self, limits: Limits) -> Self {
         self.max_limits = Some(limits);
-        self
-    }
-
-    /// Limits of `execute_tool_plan` plans. Default: [`PlanLimits::default`].
-    #[must_use]
-    pub fn plan_limits(mut self, limits: PlanLimits) -> Self {
-        self.plan_limits = limits;
         self
     }
 
@@ -466,6 +461,11 @@ impl HostBuilder {
                     dispatch,
                     health: Default::default(),
                     loops: Default::default(),
+                    code: Arc::new(crate::call::code::CodeEnv::new(
+                        engine.clone(),
+                        self.cache.clone(),
+                        self.code_limits,
+                    )),
                 },
                 engine,
                 linker,

@@ -3,6 +3,7 @@
 //! through the call pipeline ([`crate::call::stages`]), recording each one.
 
 mod builder;
+mod builtins;
 mod call;
 mod clock;
 pub(crate) mod error;

@@ -27,6 +27,7 @@ pub(super) async fn describe(
         // No approval hook: a `describe` that asks for approval gets a
         // configuration error and exit-early.
         approval: None,
+        tools: None,
         // Nothing is granted, so no request gets as far as a lookup.
         resolver: Arc::new(sandbox::SystemResolver),
         progress: None,
@@ -36,9 +37,9 @@ pub(super) async fn describe(
     let (result, report) = sandbox::run(setup, Op::Describe).await;
     let specs = match result {
         Ok(OpResult::Describe(specs)) => specs,
-        Ok(OpResult::Call(_)) => {
+        Ok(OpResult::Call(_) | OpResult::Script(_)) => {
             return Err(LoadErrorReason::DescribeFailed(
-                "the sandbox ran `call` for `describe`".into(),
+                "the sandbox ran something other than `describe`".into(),
             ));
         }
         Err(failure) => {

@@ -7,7 +7,9 @@
 //! to names a plugin declares, to the names a policy's `rename` produces, and
 //! to pipelines.
 
-pub use corral_names::{MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name};
+pub use corral_names::{
+    CODE_TOOL, MAX_NAME_LEN, PLAN_TOOL, RESERVED_NAMES, SEARCH_TOOL, check_name,
+};
 
 /// The name among `known` closest to `name` (case-insensitive edit distance
 /// of at most 2, or a third of the candidate's length), for "did you mean"

@@ -1,6 +1,8 @@
 //! Dispatch of the built-in tools: `execute_tool_plan` runs a plan's waves
-//! through [`Caller`] (each step the whole call path again); `tool_search`
-//! answers from the catalog snapshot the call started with.
+//! through [`Caller`] (each step the whole call path again); `execute_code`
+//! runs a script whose tool calls go through [`Caller`] too
+//! ([`code`](crate::call::code)); `tool_search` answers from the catalog
+//! snapshot the call started with.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,6 +55,12 @@ pub(super) async fn run<H: Caller + Clone + 'static>(
                 crate::call::compose::plan::execute::run(caller, &plan, &env.plan_limits, options)
                     .await;
             (result.to_json(), result.fuel_consumed())
+        }
+        Builtin::Code => {
+            // Inner calls resolve in whatever catalog is current when they start.
+            drop(catalog);
+            let caller: Arc<dyn Caller> = Arc::new(host.clone());
+            crate::call::code::run(env, caller, name, &arguments.value, options).await?
         }
         Builtin::Search => {
             let requires_approval =

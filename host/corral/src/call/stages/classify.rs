@@ -61,10 +61,10 @@ pub(super) fn outcome(
     };
     let returned = match result {
         Ok(OpResult::Call(returned)) => returned,
-        Ok(OpResult::Describe(_)) => {
+        Ok(OpResult::Describe(_) | OpResult::Script(_)) => {
             return Err(CallError::Internal {
                 tool: name.to_string(),
-                message: "the sandbox ran `describe` for a call".into(),
+                message: "the sandbox ran something other than the call".into(),
             });
         }
         Err(Failure::Trap(message)) => {

@@ -143,6 +143,7 @@ impl DispatchShared {
             tool: tool_name,
             grants: plugin.grants(),
             approval: Some(hook),
+            tools: None,
             resolver: self.resolver.clone(),
             progress: invocation.options.progress.clone(),
             leaks: leaks.clone(),

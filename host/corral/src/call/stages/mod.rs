@@ -95,6 +95,8 @@ pub(crate) struct CallEnv {
     pub health: crate::call::health::HealthRegistry,
     /// Which loops already made their one call of a one-shot tool.
     pub loops: crate::call::stages::one_shot::LoopMemo,
+    /// Code mode's runner, its slots and limits (`execute_code`).
+    pub code: Arc<crate::call::code::CodeEnv>,
 }
 
 /// Step 3: a plugin tool's limits (computed once when the catalog was
@@ -103,7 +105,11 @@ pub(crate) struct CallEnv {
 /// # Errors
 /// [`CallError::InvalidLimits`] when the override sets a knob to zero (it
 /// would fail the call before it starts: the caller's mistake).
-fn with_override(name: &str, limits: &Limits, call: Option<&Limits>) -> Result<Limits, CallError> {
+pub(crate) fn with_override(
+    name: &str,
+    limits: &Limits,
+    call: Option<&Limits>,
+) -> Result<Limits, CallError> {
     if call.is_none() {
         return Ok(*limits);
     }

@@ -1,0 +1,329 @@
+//! Code mode: the built-in tool `execute_code` runs a script a model wrote
+//! (the body of an async JavaScript function) in code mode's runner, a
+//! QuickJS component that ships inside corral
+//! ([`RUNNER_WASM`](corral_sandbox::RUNNER_WASM)), and every tool call the
+//! script makes takes the whole call path of a direct call ([`hook`]).
+//!
+//! The rules come from MCP's client guide (2026-07-28, "Programmatic Tool
+//! Calling / Code Mode"): the sandbox has no network (the runner imports no
+//! WASI at all); the host dispatches each call as a tool call; approving a
+//! script does not approve the calls it makes (each gated call is reviewed);
+//! credentials stay in the host; limits are set; output is checked before it
+//! reaches the model.
+//!
+//! Limits: the script runs under the host's default [`Limits`] (fuel, memory,
+//! output), its deadline tightened by `timeout_ms` and the call's override,
+//! and the deadline covers the whole run, inner calls included. Beyond
+//! those, [`CodeLimits`] caps the number of inner calls and the bytes they
+//! return. Scripts take slots of their own
+//! ([`SCRIPT_INSTANCES`](corral_sandbox::SCRIPT_INSTANCES) at once, beside
+//! the pool's plugin slots), so a script waiting for its inner calls never
+//! holds a slot they need: no deadlock however many scripts run.
+
+mod hook;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+use tokio::sync::{OnceCell, Semaphore};
+
+use crate::call::CallOptions;
+use crate::call::compose::Caller;
+use corral_sandbox::{
+    CallError, ComponentCache, Engine, Grants, Leaks, Limits, Op, OpResult, PluginPre, RunSetup,
+    RunnerPre, ScriptError, SystemResolver,
+};
+use hook::ScriptCalls;
+
+pub use crate::model::names::CODE_TOOL;
+
+/// Limits of `execute_code` on top of the sandbox's [`Limits`].
+///
+/// | knob | unit | default |
+/// |---|---|---|
+/// | `max_calls` | tool calls per script | 100 |
+/// | `max_call_bytes` | bytes the script's tool calls return, in all | 16 MiB |
+/// | `max_code_bytes` | bytes of script | 64 KiB |
+///
+/// Going over `max_calls` or `max_call_bytes` throws a `ToolError` of kind
+/// `limit` into the script (which may catch it); a longer script is the
+/// caller's invalid input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CodeLimits {
+    /// Most tool calls one script makes.
+    pub max_calls: u32,
+    /// Most bytes its tool calls return, in all.
+    pub max_call_bytes: usize,
+    /// Longest script, in bytes.
+    pub max_code_bytes: usize,
+}
+
+impl Default for CodeLimits {
+    fn default() -> Self {
+        Self {
+            max_calls: 100,
+            max_call_bytes: 16 << 20,
+            max_code_bytes: 64 << 10,
+        }
+    }
+}
+
+impl CodeLimits {
+    /// These limits with at most `calls` tool calls per script.
+    #[must_use]
+    pub fn with_max_calls(mut self, calls: u32) -> Self {
+        self.max_calls = calls;
+        self
+    }
+
+    /// These limits with at most `bytes` returned by a script's calls.
+    #[must_use]
+    pub fn with_max_call_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_bytes = bytes;
+        self
+    }
+}
+
+/// What `execute_code` needs from the host: the engine and cache to compile
+/// the runner once, the scripts' own slots, and the limits.
+pub(crate) struct CodeEnv {
+    engine: Engine,
+    cache: ComponentCache,
+    runner: OnceCell<Result<Arc<PluginPre>, String>>,
+    slots: Semaphore,
+    limits: CodeLimits,
+}
+
+impl CodeEnv {
+    pub(crate) fn new(engine: Engine, cache: ComponentCache, limits: CodeLimits) -> Self {
+        Self {
+            engine,
+            cache,
+            runner: OnceCell::new(),
+            slots: Semaphore::new(corral_sandbox::SCRIPT_INSTANCES as usize),
+            limits,
+        }
+    }
+
+    /// The runner, compiled (through the component cache) and linked on the
+    /// first script.
+    async fn runner(&self) -> Result<Arc<PluginPre>, String> {
+        self.runner
+            .get_or_init(|| async {
+                let (engine, cache) = (self.engine.clone(), self.cache.clone());
+                tokio::task::spawn_blocking(move || {
+                    let sha256 = hex(&Sha256::digest(corral_sandbox::RUNNER_WASM));
+                    let (component, _) = cache
+                        .load_or_compile(&engine, corral_sandbox::RUNNER_WASM, &sha256)
+                        .map_err(|e| format!("{e:#}"))?;
+                    RunnerPre::new(&engine, &component)
+                        .map(|pre| Arc::new(PluginPre::Runner(pre)))
+                        .map_err(|e| format!("{e:#}"))
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("the compile task failed: {e}")))
+            })
+            .await
+            .clone()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The JSON Schema of `execute_code`'s arguments.
+pub(crate) fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "code": {
+                "type": "string",
+                "description": "The body of an async JavaScript function. Call tools as \
+                    `await tools.NAME({...})`; run several at once with \
+                    `await tools.parallel([[\"NAME\", {...}], ...])`. `return` a JSON value."
+            },
+            "timeout_ms": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "A shorter deadline for the whole script, in milliseconds \
+                    (it can only tighten the host's)."
+            }
+        },
+        "required": ["code"],
+        "additionalProperties": false
+    })
+}
+
+/// The description of `execute_code` shown to models.
+pub(crate) const DESCRIPTION: &str = "Run a JavaScript script that calls tools, and get back \
+what it returns. Use it for work of several steps: loops, filtering and combining tool \
+results happen inside the script, and only the return value comes back. The code is the \
+body of an async function: `const r = await tools.NAME({...}); return r.field;`. \
+`tools.parallel([[\"a\", {...}], [\"b\", {...}]])` runs calls as one wave. A failed call \
+throws a ToolError with `kind` (invalid_arguments, execution_failed, denied, limit), `code` \
+and `message`. `console.log` lines come back in `logs`. There is no network, file system or \
+real clock; Math.random and Date are deterministic per run.";
+
+/// Runs `execute_code` with validated `arguments` (called as `name`).
+///
+/// # Errors
+/// [`CallError::InvalidArguments`] for a script over
+/// [`CodeLimits::max_code_bytes`]; [`CallError::ToolFailed`] for an uncaught
+/// exception (its message names the line and column); the sandbox's
+/// errors (fuel, deadline, memory, stack, output size) when the runner is
+/// stopped; [`CallError::Internal`] when the runner cannot be compiled.
+pub(crate) async fn run(
+    env: &crate::call::stages::CallEnv,
+    caller: Arc<dyn Caller>,
+    name: &str,
+    arguments: &Value,
+    options: &CallOptions,
+) -> Result<(Value, u64), CallError> {
+    let code_env = &env.code;
+    let code = arguments.get("code").and_then(Value::as_str).unwrap_or("");
+    if code.len() > code_env.limits.max_code_bytes {
+        return Err(CallError::InvalidArguments {
+            tool: name.to_string(),
+            problems: vec![format!(
+                "the script is {} bytes; the limit is {} (`max_code_bytes`): move data out of \
+                 the script and fetch it with a tool call",
+                code.len(),
+                code_env.limits.max_code_bytes
+            )],
+            code: None,
+        });
+    }
+    let mut limits: Limits = env.limits;
+    if let Some(ms) = arguments.get("timeout_ms").and_then(Value::as_u64) {
+        limits.timeout_ms = limits.timeout_ms.min(ms);
+    }
+    let limits = crate::call::stages::with_override(name, &limits, options.limits.as_ref())?;
+    let runner = code_env
+        .runner()
+        .await
+        .map_err(|message| CallError::Internal {
+            tool: name.to_string(),
+            message: format!("code mode's runner could not be compiled: {message}"),
+        })?;
+    let _slot = code_env
+        .slots
+        .acquire()
+        .await
+        .map_err(|_| CallError::Internal {
+            tool: name.to_string(),
+            message: "the host is shutting down".into(),
+        })?;
+    let hook = Arc::new(ScriptCalls::new(
+        caller,
+        options,
+        code_env.limits,
+        env.plan_limits.max_concurrency,
+    ));
+    let (seed, start_ms) = seed_and_start();
+    let redactions = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let tool: Arc<str> = Arc::from(name);
+    let setup = RunSetup {
+        engine: &code_env.engine,
+        pre: &runner,
+        limits: &limits,
+        plugin: Arc::from("corral"),
+        tool: tool.clone(),
+        grants: &Grants::default(),
+        approval: None,
+        tools: Some(hook.clone()),
+        resolver: Arc::new(SystemResolver),
+        progress: options.progress.clone(),
+        leaks: Leaks::new(None, tool, redactions),
+    };
+    let (result, report) = corral_sandbox::run(
+        setup,
+        Op::Script {
+            code,
+            seed,
+            start_ms,
+        },
+    )
+    .await;
+    let gathered = hook.gathered();
+    let fuel = report.fuel_consumed.saturating_add(gathered.fuel);
+    let returned = match result {
+        Ok(OpResult::Script(Ok(json))) => json,
+        Ok(OpResult::Script(Err(err))) => return Err(uncaught(name, &err)),
+        Ok(_) => {
+            return Err(CallError::Internal {
+                tool: name.to_string(),
+                message: "the runner answered something other than a script's result".into(),
+            });
+        }
+        // The runner was stopped: the sandbox's error, as a guest gets it.
+        Err(failure) => return Err(failure.into_call_error(name, &limits)),
+    };
+    if returned.len() > limits.output_bytes {
+        return Err(CallError::OutputTooLarge {
+            tool: name.to_string(),
+            bytes: returned.len(),
+            limit_bytes: limits.output_bytes,
+        });
+    }
+    let result: Value = serde_json::from_str(&returned).map_err(|err| CallError::Internal {
+        tool: name.to_string(),
+        message: format!("the runner returned text that is not JSON: {err}"),
+    })?;
+    let mut logs: Vec<Value> = gathered
+        .console
+        .into_iter()
+        .map(|line| json!({ "level": line.level, "text": line.text }))
+        .collect();
+    if report.log_dropped > 0 {
+        logs.push(json!({
+            "level": "warn",
+            "text": format!("{} more console lines dropped (at most {} a script)",
+                report.log_dropped, corral_sandbox::MAX_LOG_LINES),
+        }));
+    }
+    Ok((
+        json!({ "result": result, "logs": logs, "calls": gathered.records }),
+        fuel,
+    ))
+}
+
+/// A fresh seed and start time per run: what `Math.random` and `Date.now()`
+/// start from (the runner makes both deterministic from here).
+fn seed_and_start() -> (u64, u64) {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO);
+    let start_ms = u64::try_from(now.as_millis()).unwrap_or(0);
+    let mut hash = Sha256::new();
+    hash.update(now.as_nanos().to_le_bytes());
+    hash.update(std::process::id().to_le_bytes());
+    let digest = hash.finalize();
+    let mut seed = [0u8; 8];
+    seed.copy_from_slice(&digest[..8]);
+    (u64::from_le_bytes(seed), start_ms)
+}
+
+/// An uncaught exception: a tool error that names where, with the
+/// script's text escaped.
+fn uncaught(name: &str, err: &ScriptError) -> CallError {
+    let message = corral_names::text::escape(&corral_names::text::truncate(
+        err.message.clone(),
+        corral_sandbox::MAX_LOG_MESSAGE_BYTES,
+    ))
+    .into_owned();
+    let at = match (err.line, err.column) {
+        (Some(line), Some(column)) => format!(" (line {line}, column {column})"),
+        (Some(line), None) => format!(" (line {line})"),
+        _ => String::new(),
+    };
+    CallError::ToolFailed {
+        tool: name.to_string(),
+        message: format!("the script threw {message}{at}"),
+        code: None,
+        retryable: false,
+    }
+}

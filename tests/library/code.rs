@@ -1,0 +1,230 @@
+//! Code mode through the library: `execute_code` runs a script in the
+//! runner, and every tool call it makes is a call through the host.
+
+use corral::{CODE_TOOL, CallError, CodeLimits, Host, Limits};
+use serde_json::{Value, json};
+
+use crate::support::{ENCODE, HOSTILE, TEXT, builder, call, failure, host, plugin_dir};
+
+async fn code_host() -> (tempfile::TempDir, Host) {
+    let dir = plugin_dir(&[ENCODE, TEXT, HOSTILE]);
+    let host = host(dir.path()).await;
+    (dir, host)
+}
+
+async fn run(host: &Host, code: &str) -> Result<Value, CallError> {
+    call(host, CODE_TOOL, json!({ "code": code })).await
+}
+
+#[tokio::test]
+async fn a_script_returns_every_json_type() {
+    let (_dir, host) = code_host().await;
+    for (code, expected) in [
+        ("return 1.5", json!(1.5)),
+        ("return 'text'", json!("text")),
+        ("return true", json!(true)),
+        ("return null", json!(null)),
+        ("return [1, [2]]", json!([1, [2]])),
+        ("return {a: {b: 'c'}}", json!({"a": {"b": "c"}})),
+        ("const x = 1", json!(null)),
+    ] {
+        let out = run(&host, code).await.expect(code);
+        assert_eq!(out["result"], expected, "{code}");
+        assert_eq!(out["calls"], json!([]), "{code}");
+    }
+}
+
+#[tokio::test]
+async fn tool_calls_go_through_the_host_and_are_listed() {
+    let (_dir, host) = code_host().await;
+    let direct = call(&host, "sha256", json!({"text": "abc"}))
+        .await
+        .expect("direct");
+    let out = run(
+        &host,
+        "const words = ['abc', 'def'];\n\
+         const hashes = [];\n\
+         for (const w of words) hashes.push(await tools.sha256({text: w}));\n\
+         const wave = await tools.parallel([['sha256', {text: 'abc'}], ['slugify', {text: 'A B'}]]);\n\
+         console.log('hashed', hashes.length);\n\
+         return { first: hashes[0], wave };",
+    )
+    .await
+    .expect("script");
+    assert_eq!(out["result"]["first"], direct);
+    assert_eq!(out["result"]["wave"][0], direct);
+    assert_eq!(
+        out["result"]["wave"][1],
+        call(&host, "slugify", json!({"text": "A B"}))
+            .await
+            .unwrap()
+    );
+    let tools: Vec<&str> = out["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .map(|c| c["tool"].as_str().expect("tool"))
+        .collect();
+    assert_eq!(tools, ["sha256", "sha256", "sha256", "slugify"]);
+    assert!(
+        out["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["ok"] == json!(true))
+    );
+    assert_eq!(out["logs"], json!([{"level": "info", "text": "hashed 2"}]));
+}
+
+#[tokio::test]
+async fn a_failed_call_throws_a_tool_error_the_script_can_catch() {
+    let (_dir, host) = code_host().await;
+    let out = run(
+        &host,
+        "try { await tools.sha256({wrong: 1}); return 'no error' }\n\
+         catch (e) { return [e.name, e.kind, e instanceof ToolError, e.tool] }",
+    )
+    .await
+    .expect("caught");
+    assert_eq!(
+        out["result"],
+        json!(["ToolError", "invalid_arguments", true, "sha256"])
+    );
+    assert_eq!(out["calls"][0]["ok"], json!(false));
+
+    let err = failure(run(&host, "const a = 1;\nawait tools.no_such_tool({});").await);
+    let text = err.to_string();
+    assert!(matches!(err, CallError::ToolFailed { .. }), "{err:?}");
+    assert!(text.contains("ToolError (invalid_arguments"), "{text}");
+    assert!(text.contains("no_such_tool"), "{text}");
+    assert!(text.contains("line 2"), "{text}");
+}
+
+#[tokio::test]
+async fn exceptions_and_syntax_errors_name_the_line_and_column() {
+    let (_dir, host) = code_host().await;
+    let err = failure(run(&host, "let x = 1;\nx = y + 2;\nreturn x").await);
+    let text = err.to_string();
+    assert!(text.contains("ReferenceError"), "{text}");
+    assert!(text.contains("line 2, column"), "{text}");
+
+    let err = failure(run(&host, "return (").await);
+    assert!(err.to_string().contains("SyntaxError"), "{err}");
+    assert!(err.to_string().contains("line 1, column 9"), "{err}");
+}
+
+#[tokio::test]
+async fn a_script_cannot_reach_the_built_in_tools() {
+    let (_dir, host) = code_host().await;
+    for name in [CODE_TOOL, "execute_tool_plan"] {
+        let out = run(
+            &host,
+            &format!(
+                "try {{ await tools.{name}({{}}) }} catch (e) {{ return [e.kind, e.message] }}"
+            ),
+        )
+        .await
+        .expect(name);
+        assert_eq!(out["result"][0], json!("denied"), "{name}");
+        assert!(out["result"][1].as_str().unwrap().contains(name), "{out}");
+    }
+}
+
+#[tokio::test]
+async fn the_call_cap_stops_a_script_that_calls_too_often() {
+    let dir = plugin_dir(&[ENCODE]);
+    let host = builder(dir.path())
+        .code_limits(CodeLimits::default().with_max_calls(3))
+        .build()
+        .await
+        .expect("host");
+    let out = run(
+        &host,
+        "let n = 0;\n\
+         try { while (true) { await tools.sha256({text: 'x'}); n++ } }\n\
+         catch (e) { return [n, e.kind, e.code] }",
+    )
+    .await
+    .expect("caught");
+    assert_eq!(out["result"], json!([3, "limit", "too_many_calls"]));
+}
+
+#[tokio::test]
+async fn hostile_scripts_are_stopped_by_the_sandbox() {
+    let dir = plugin_dir(&[ENCODE]);
+    let host = builder(dir.path())
+        .limits(
+            Limits::default()
+                .with_timeout_ms(5_000)
+                .with_memory_bytes(48 << 20),
+        )
+        .build()
+        .await
+        .expect("host");
+    let err = failure(run(&host, "while (true) {}").await);
+    assert!(
+        matches!(err, CallError::OutOfFuel { .. } | CallError::Timeout { .. }),
+        "{err:?}"
+    );
+    let err = failure(
+        run(
+            &host,
+            "const a = []; while (true) a.push(new Uint8Array(1 << 24).fill(1));",
+        )
+        .await,
+    );
+    // The memory cap refuses QuickJS's allocation, which it reports as an
+    // exception the script could catch; nothing past the cap was allocated.
+    assert!(
+        matches!(&err, CallError::ToolFailed { message, .. } if message.contains("out of memory")),
+        "{err:?}"
+    );
+    let err = failure(run(&host, "function f(n) { return f(n + 1) + 1 }\nreturn f(0)").await);
+    assert!(matches!(err, CallError::StackOverflow { .. }), "{err:?}");
+    // Nothing of the host's: no network, module system or process.
+    let out = run(
+        &host,
+        "return [typeof fetch, typeof require, typeof process, typeof WebAssembly]",
+    )
+    .await
+    .expect("typeof");
+    assert_eq!(
+        out["result"],
+        json!(["undefined", "undefined", "undefined", "undefined"])
+    );
+    // The real clock is out of reach: the runner's own `Date`, reached
+    // around the replacement, asks WASI for the time, and WASI is stubbed
+    // out of the runner (it traps).
+    let err = failure(run(&host, "return new Date.prototype.constructor().getTime()").await);
+    assert!(matches!(err, CallError::Trapped { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn random_and_time_are_deterministic_within_a_run() {
+    let (_dir, host) = code_host().await;
+    let out = run(
+        &host,
+        "const a = Date.now(); const b = Date.now(); const d = new Date().getTime();\n\
+         const r = [Math.random(), Math.random()];\n\
+         return { step: b - a, d: d - b, r, inRange: r.every(x => x >= 0 && x < 1) }",
+    )
+    .await
+    .expect("script");
+    assert_eq!(out["result"]["step"], json!(1));
+    assert_eq!(out["result"]["d"], json!(1));
+    assert_eq!(out["result"]["inRange"], json!(true));
+    assert_ne!(out["result"]["r"][0], out["result"]["r"][1]);
+}
+
+#[tokio::test]
+async fn excluding_execute_code_takes_it_off_every_path() {
+    let dir = plugin_dir(&[ENCODE]);
+    let host = builder(dir.path())
+        .exclude_tools(regex::Regex::new("^execute_code$").expect("regex"))
+        .build()
+        .await
+        .expect("host");
+    assert!(host.tool(CODE_TOOL).is_none());
+    let err = failure(run(&host, "return 1").await);
+    assert!(matches!(err, CallError::UnknownTool { .. }), "{err:?}");
+}
