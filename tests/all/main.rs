@@ -15,6 +15,7 @@ mod architecture;
 mod bundles;
 mod campaigns;
 mod cli;
+mod code;
 mod disclosure;
 mod discovery;
 mod distribution;

@@ -228,3 +228,72 @@ async fn excluding_execute_code_takes_it_off_every_path() {
     let err = failure(run(&host, "return 1").await);
     assert!(matches!(err, CallError::UnknownTool { .. }), "{err:?}");
 }
+
+#[tokio::test]
+async fn the_description_declares_the_tools_a_script_can_call() {
+    let (_dir, host) = code_host().await;
+    let spec = host.tool(CODE_TOOL).expect("served").spec().clone();
+    let text = &spec.description;
+    assert!(text.contains("declare const tools: {"), "{text}");
+    assert!(text.contains("  sha256(args: {\n"), "{text}");
+    assert!(text.contains("  slugify(args: {\n"), "{text}");
+    assert!(text.contains("parallel(calls:"), "{text}");
+    // Built-in tools are not callable from a script, so not declared.
+    assert!(!text.contains("execute_tool_plan(args"), "{text}");
+    assert!(!text.contains("execute_code(args"), "{text}");
+}
+
+/// Approves every request and keeps what it was shown.
+#[derive(Debug, Default)]
+struct Recording {
+    seen: std::sync::Mutex<Vec<corral::ReviewRequest>>,
+}
+
+impl corral::Reviewer for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+
+    fn review<'a>(&'a self, request: &'a corral::ReviewRequest) -> corral::ReviewFuture<'a> {
+        self.seen.lock().unwrap().push(request.clone());
+        Box::pin(async { Ok(corral::ApprovalDecision::Continue) })
+    }
+}
+
+#[tokio::test]
+async fn each_gated_call_of_a_script_is_reviewed_and_shows_the_script() {
+    let dir = plugin_dir(&[ENCODE]);
+    let reviewer = std::sync::Arc::new(Recording::default());
+    let host = builder(dir.path())
+        .require_approval("sha256")
+        .reviewer_arc(reviewer.clone())
+        .build()
+        .await
+        .expect("host");
+    let code = "// hash two words\nconst a = await tools.sha256({text: 'a'});\n\
+                const b = await tools.sha256({text: 'b'});\nreturn [a.bytes, b.bytes];";
+    let out = run(&host, code).await.expect("approved");
+    assert_eq!(out["result"], json!([1, 1]));
+    let seen = reviewer.seen.lock().unwrap().clone();
+    // Two reviews, one per gated call; the script itself is not gated.
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for request in &seen {
+        assert_eq!(request.tool, "sha256");
+        let script = request
+            .script
+            .as_ref()
+            .expect("the review names the script");
+        assert_eq!(script.excerpt.lines().next(), Some("// hash two words"));
+        let text = request.render();
+        assert!(
+            text.contains("from:      a script (execute_code, sha256 "),
+            "{text}"
+        );
+        assert!(text.contains("│ // hash two words"), "{text}");
+    }
+    // A direct call's review names no script.
+    call(&host, "sha256", json!({"text": "c"}))
+        .await
+        .expect("direct");
+    assert!(reviewer.seen.lock().unwrap()[2].script.is_none());
+}

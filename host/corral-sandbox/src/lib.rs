@@ -35,7 +35,7 @@ pub use files::{DEFAULT_MAX_PLUGIN_BYTES, read_plugin};
 pub use grants::{DirGrant, EnvGrant, Grants, HostPattern, Injected, env_name, guest_path};
 pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective, tighten};
 pub use redact::{Leaks, Redactor};
-pub use review::{Gate, ReviewRequest};
+pub use review::{Gate, ReviewRequest, ScriptOrigin};
 pub use sandbox::any::{Foreign, Import, Skipped, import, missing_imports, sidecar_stamp};
 pub use sandbox::code::{RUNNER_WASM, RUNNER_WORLD, ToolFuture};
 pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};

@@ -55,6 +55,50 @@ pub struct ReviewRequest {
     /// How long the reviewer has before the decision becomes deny.
     #[serde(skip)]
     pub timeout: Duration,
+    /// The script that makes this call, when it comes from code mode
+    /// (`execute_code`): approving the script approved none of its calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<ScriptOrigin>,
+}
+
+/// The script behind a call made from code mode, as a reviewer sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ScriptOrigin {
+    /// Lowercase hex sha256 of the script's text.
+    pub sha256: String,
+    /// Its first [`ScriptOrigin::EXCERPT_LINES`] lines, each cut to
+    /// [`ScriptOrigin::EXCERPT_CHARS`] characters: the model's text,
+    /// escaped when rendered.
+    pub excerpt: String,
+}
+
+impl ScriptOrigin {
+    /// Lines of the script a reviewer sees: 3.
+    pub const EXCERPT_LINES: usize = 3;
+    /// Characters kept of each of those lines: 120.
+    pub const EXCERPT_CHARS: usize = 120;
+
+    /// The origin of calls made by `code` (its digest is `sha256`).
+    pub fn new(sha256: impl Into<String>, code: &str) -> Self {
+        let excerpt = code
+            .lines()
+            .take(Self::EXCERPT_LINES)
+            .map(|line| {
+                let cut: String = line.chars().take(Self::EXCERPT_CHARS).collect();
+                if cut.len() < line.len() {
+                    format!("{cut}…")
+                } else {
+                    cut
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Self {
+            sha256: sha256.into(),
+            excerpt,
+        }
+    }
 }
 
 impl ReviewRequest {
@@ -82,7 +126,15 @@ impl ReviewRequest {
             description: description.into(),
             arguments,
             timeout,
+            script: None,
         }
+    }
+
+    /// This request, for a call that `script` makes.
+    #[must_use]
+    pub fn with_script(mut self, script: Option<ScriptOrigin>) -> Self {
+        self.script = script;
+        self
     }
 
     /// A rendering for a person. What the plugin supplied (the description,
@@ -130,9 +182,24 @@ impl ReviewRequest {
             })
             .collect::<Vec<_>>()
             .join("\n");
+        let script = match &self.script {
+            None => String::new(),
+            Some(origin) => {
+                let lines: Vec<String> = corral_names::text::escape(&origin.excerpt)
+                    .lines()
+                    .map(|line| format!("           │ {line}"))
+                    .collect();
+                format!(
+                    "\nfrom:      a script (execute_code, sha256 {}…); approving the script \
+                     approved none of its calls. It begins:\n{}",
+                    &origin.sha256[..12.min(origin.sha256.len())],
+                    lines.join("\n")
+                )
+            }
+        };
         format!(
             "{says}:\n{}\n── from corral (not the plugin) ──\ntool:      {}\nplugin:    {}{sha}\n\
-             gate:      {gate}\narguments: {args}",
+             gate:      {gate}\narguments: {args}{script}",
             quoted.join("\n"),
             corral_names::text::escape(&self.tool),
             corral_names::text::escape(&self.plugin),

@@ -49,6 +49,7 @@ pub use call::approval::{
 };
 pub use call::audit::{AuditError, AuditLog, AuditRecord, CallRecord, mask as mask_fields};
 pub use call::code::CodeLimits;
+pub use call::code::typescript::declarations as typescript_declarations;
 pub use call::compose::pipeline::{ErrorStrategy, PIPELINES_FILE, Pipeline, PipelineStep};
 pub use call::compose::plan::execute::{PlanResult, StepResult, StepStatus};
 pub use call::compose::plan::graph::Graph as PlanGraph;
@@ -84,6 +85,7 @@ pub use config::resilience::{
     ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
 };
 pub use config::secrets::{SecretError, SecretStore};
+pub use corral_sandbox::ScriptOrigin;
 pub use corral_sandbox::{
     CacheOutcome, CallError, ComponentCache, ComponentError, DEFAULT_MAX_PLUGIN_BYTES, EPOCH_TICK,
     Engine, Import as ComponentImport, Latency, LimitOverrides, Limits, LimitsError, MAX_LOG_LINES,

@@ -16,30 +16,52 @@ use super::{GlobalArgs, print_json};
 /// "fingerprint", "kind"} | null, "guest_name", "policy": path | null,
 /// "grants": [text], "limits": corral::Limits} | null}` (`null` for a
 /// built-in tool or a pipeline; `limits` as the catalog computed them at load).
+/// `--typescript` prints the TypeScript declaration a script in code mode
+/// calls the tool by (every served tool's, without a name).
 #[derive(Args, Debug)]
 pub struct DescribeCmd {
     /// The tool name, as `corral list` shows it
-    tool: String,
+    #[arg(required_unless_present = "typescript")]
+    tool: Option<String>,
     /// Print JSON instead of text
-    #[arg(long)]
+    #[arg(long, conflicts_with = "typescript")]
     json: bool,
+    /// Print the TypeScript declaration of `tools` that code mode's scripts
+    /// see: this tool's method, or every served tool's
+    #[arg(long)]
+    typescript: bool,
 }
 
 impl DescribeCmd {
     /// Runs the subcommand.
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         let host = global.host().await?;
-        let Some(tool) = host.tool(&self.tool) else {
+        let Some(name) = self.tool else {
+            let specs = host.specs();
+            let callable = specs
+                .iter()
+                .filter(|s| !corral::RESERVED_NAMES.contains(&s.name.as_str()));
+            out!(
+                "{}",
+                super::for_stdout(&corral::typescript_declarations(callable))
+            )?;
+            return Ok(ExitCode::SUCCESS);
+        };
+        let Some(tool) = host.tool(&name) else {
             let suggestion = host
                 .tools()
                 .into_iter()
                 .map(|t| t.spec().name.clone())
-                .find(|n| n.eq_ignore_ascii_case(&self.tool));
-            return Err(anyhow!(CallError::UnknownTool {
-                name: self.tool,
-                suggestion,
-            }));
+                .find(|n| n.eq_ignore_ascii_case(&name));
+            return Err(anyhow!(CallError::UnknownTool { name, suggestion }));
         };
+        if self.typescript {
+            out!(
+                "{}",
+                super::for_stdout(&corral::typescript_declarations([tool.spec()]))
+            )?;
+            return Ok(ExitCode::SUCCESS);
+        }
         let spec = tool.spec();
         let plugin = tool.plugin();
         // A plugin tool's limits, as the catalog computed them at load.

@@ -24,6 +24,7 @@ macro_rules! out {
 }
 
 mod call;
+mod code;
 mod describe;
 mod dist;
 mod gates;
@@ -317,6 +318,8 @@ enum Command {
     Call(call::CallCmd),
     /// Run a plan of tool calls in parallel waves (`execute_tool_plan`)
     Plan(plan::PlanCmd),
+    /// Run a JavaScript script that calls tools (`execute_code`)
+    Code(code::CodeCmd),
     /// Validate plugin policies and show what each plugin is granted
     Policy(policy::PolicyCmd),
     /// Serve every tool to MCP clients (stdio, or streamable HTTP with --http)
@@ -398,6 +401,7 @@ pub fn main() -> ExitCode {
             Command::Describe(cmd) => cmd.run(&cli.global).await,
             Command::Call(cmd) => cmd.run(&cli.global).await,
             Command::Plan(cmd) => cmd.run(&cli.global).await,
+            Command::Code(cmd) => cmd.run(&cli.global).await,
             Command::Policy(cmd) => cmd.run(&cli.global).await,
             Command::Serve(cmd) => cmd.run(&cli.global).await,
             Command::Health(cmd) => cmd.run(&cli.global).await,

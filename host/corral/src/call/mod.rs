@@ -102,6 +102,9 @@ pub struct CallOptions {
     /// (e.g. MCP elicitation to the client that made the call). Standing
     /// approvals, the review timeout and the audit log still apply.
     pub reviewer: Option<std::sync::Arc<dyn Reviewer>>,
+    /// The script this call comes from (code mode sets it on the calls a
+    /// script makes, so that a reviewer sees it); `None` otherwise.
+    pub(crate) script: Option<corral_sandbox::ScriptOrigin>,
 }
 
 impl CallOptions {

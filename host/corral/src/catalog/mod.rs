@@ -294,6 +294,14 @@ pub(crate) async fn load(
         &inputs.discovery.selection,
     );
     load_errors.extend(group_errors);
+    // `execute_code` describes the tools a script can call: those served
+    // now that groups and excludes have chosen them.
+    if registry.get(crate::call::code::CODE_TOOL).is_some() {
+        let mut code = code_tool_spec();
+        code.description = crate::call::code::description(registry.tools().map(|tool| tool.spec()));
+        let facts = env.facts_of_own(&code);
+        registry.add_builtin(code, Builtin::Code, facts);
+    }
     let graph = reject_cycles(&mut registry, &mut load_errors);
     let (facades, facade_errors) = crate::catalog::discovery::disclosure::build(
         inputs.discovery.disclosure,

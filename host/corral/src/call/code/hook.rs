@@ -17,7 +17,9 @@ use super::{CODE_TOOL, CodeLimits};
 use crate::call::CallOptions;
 use crate::call::compose::Caller;
 use crate::model::names::PLAN_TOOL;
-use corral_sandbox::{CallError, ConsoleLevel, ToolCalls, ToolFailure, ToolFuture, ToolOutput};
+use corral_sandbox::{
+    CallError, ConsoleLevel, ScriptOrigin, ToolCalls, ToolFailure, ToolFuture, ToolOutput,
+};
 
 /// One inner call, as the result's `calls` list shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -68,16 +70,19 @@ pub(crate) struct Gathered {
 impl ScriptCalls {
     /// Inner calls go through `caller` with `outer`'s context and reviewer
     /// (not its limit override: each tool keeps its own limits, and the
-    /// script's deadline bounds them all), at most `concurrency` of a
-    /// `tools.parallel` wave at once.
+    /// script's deadline bounds them all), marked as coming from `script`
+    /// for their reviewers, at most `concurrency` of a `tools.parallel`
+    /// wave at once.
     pub(crate) fn new(
         caller: Arc<dyn Caller>,
         outer: &CallOptions,
+        script: ScriptOrigin,
         limits: CodeLimits,
         concurrency: usize,
     ) -> Self {
         let mut options = outer.clone();
         options.limits = None;
+        options.script = Some(script);
         Self {
             caller,
             options,

@@ -21,6 +21,7 @@
 //! holds a slot they need: no deadlock however many scripts run.
 
 mod hook;
+pub mod typescript;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -168,6 +169,35 @@ throws a ToolError with `kind` (invalid_arguments, execution_failed, denied, lim
 and `message`. `console.log` lines come back in `logs`. There is no network, file system or \
 real clock; Math.random and Date are deterministic per run.";
 
+/// Most bytes of TypeScript declarations `execute_code`'s description
+/// carries: 12 KiB. A catalog whose declarations are larger gets none in
+/// the description (which then says where to find each tool's schema), so
+/// that progressive disclosure keeps a large catalog's first list small.
+pub const DECLARATIONS_BUDGET: usize = 12 << 10;
+
+/// `execute_code`'s description for a catalog serving `specs`: the guide,
+/// then the declarations of every tool a script can call (in name order)
+/// when they fit in [`DECLARATIONS_BUDGET`], or else where a model finds
+/// them.
+pub(crate) fn description<'a>(specs: impl IntoIterator<Item = &'a crate::ToolSpec>) -> String {
+    let mut specs: Vec<&crate::ToolSpec> = specs
+        .into_iter()
+        .filter(|s| !crate::model::names::RESERVED_NAMES.contains(&s.name.as_str()))
+        .collect();
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    let declarations = typescript::declarations(specs.iter().copied());
+    if declarations.len() <= DECLARATIONS_BUDGET {
+        format!("{DESCRIPTION}\n\nThe tools a script can call:\n```ts\n{declarations}```")
+    } else {
+        format!(
+            "{DESCRIPTION}\n\nA script can call any of the {} tools this server serves, \
+             with the arguments a direct call takes (each tool's input schema; find tools with \
+             `tool_search`). `corral describe --typescript NAME` prints a tool's declaration.",
+            specs.len()
+        )
+    }
+}
+
 /// Runs `execute_code` with validated `arguments` (called as `name`).
 ///
 /// # Errors
@@ -176,14 +206,18 @@ real clock; Math.random and Date are deterministic per run.";
 /// exception (its message names the line and column); the sandbox's
 /// errors (fuel, deadline, memory, stack, output size) when the runner is
 /// stopped; [`CallError::Internal`] when the runner cannot be compiled.
+///
+/// `limits` are the host's, already tightened by the call's override;
+/// `concurrency` is how many calls of a `tools.parallel` wave run at once.
 pub(crate) async fn run(
-    env: &crate::call::stages::CallEnv,
+    code_env: &CodeEnv,
+    limits: Limits,
+    concurrency: usize,
     caller: Arc<dyn Caller>,
     name: &str,
     arguments: &Value,
     options: &CallOptions,
 ) -> Result<(Value, u64), CallError> {
-    let code_env = &env.code;
     let code = arguments.get("code").and_then(Value::as_str).unwrap_or("");
     if code.len() > code_env.limits.max_code_bytes {
         return Err(CallError::InvalidArguments {
@@ -197,11 +231,10 @@ pub(crate) async fn run(
             code: None,
         });
     }
-    let mut limits: Limits = env.limits;
+    let mut limits = limits;
     if let Some(ms) = arguments.get("timeout_ms").and_then(Value::as_u64) {
         limits.timeout_ms = limits.timeout_ms.min(ms);
     }
-    let limits = crate::call::stages::with_override(name, &limits, options.limits.as_ref())?;
     let runner = code_env
         .runner()
         .await
@@ -217,11 +250,13 @@ pub(crate) async fn run(
             tool: name.to_string(),
             message: "the host is shutting down".into(),
         })?;
+    let script = corral_sandbox::ScriptOrigin::new(hex(&Sha256::digest(code.as_bytes())), code);
     let hook = Arc::new(ScriptCalls::new(
         caller,
         options,
+        script,
         code_env.limits,
-        env.plan_limits.max_concurrency,
+        concurrency,
     ));
     let (seed, start_ms) = seed_and_start();
     let redactions = Arc::new(std::sync::atomic::AtomicU32::new(0));

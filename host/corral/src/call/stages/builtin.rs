@@ -60,7 +60,17 @@ pub(super) async fn run<H: Caller + Clone + 'static>(
             // Inner calls resolve in whatever catalog is current when they start.
             drop(catalog);
             let caller: Arc<dyn Caller> = Arc::new(host.clone());
-            crate::call::code::run(env, caller, name, &arguments.value, options).await?
+            let limits = super::with_override(name, &env.limits, options.limits.as_ref())?;
+            crate::call::code::run(
+                &env.code,
+                limits,
+                env.plan_limits.max_concurrency,
+                caller,
+                name,
+                &arguments.value,
+                options,
+            )
+            .await?
         }
         Builtin::Search => {
             let requires_approval =

@@ -128,6 +128,7 @@ impl DispatchShared {
             tool: tool.clone(),
             arguments: invocation.arguments.value.clone(),
             reviewer: invocation.options.reviewer.clone(),
+            script: invocation.options.script.clone(),
         });
         let tool_name = tool.state().name();
         let leaks = corral_sandbox::Leaks::new(

@@ -46,7 +46,8 @@ pub(super) async fn declared(
         tool.spec().description.clone(),
         arguments.value.as_ref().clone(),
         env.gate.timeout,
-    );
+    )
+    .with_script(options.script.clone());
     match env
         .gate
         .review(
@@ -78,6 +79,8 @@ pub(super) struct GuestReview {
     pub tool: Arc<Tool>,
     pub arguments: Arc<serde_json::Value>,
     pub reviewer: Option<Arc<dyn Reviewer>>,
+    /// The script the call comes from, if any (code mode).
+    pub script: Option<corral_sandbox::ScriptOrigin>,
 }
 
 impl GuestReview {
@@ -120,7 +123,8 @@ impl ApprovalHook for GuestReview {
                 description,
                 self.arguments.as_ref().clone(),
                 self.gate.timeout,
-            );
+            )
+            .with_script(self.script.clone());
             match self
                 .gate
                 .review(

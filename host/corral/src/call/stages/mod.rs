@@ -105,11 +105,7 @@ pub(crate) struct CallEnv {
 /// # Errors
 /// [`CallError::InvalidLimits`] when the override sets a knob to zero (it
 /// would fail the call before it starts: the caller's mistake).
-pub(crate) fn with_override(
-    name: &str,
-    limits: &Limits,
-    call: Option<&Limits>,
-) -> Result<Limits, CallError> {
+fn with_override(name: &str, limits: &Limits, call: Option<&Limits>) -> Result<Limits, CallError> {
     if call.is_none() {
         return Ok(*limits);
     }
