@@ -297,3 +297,90 @@ async fn each_gated_call_of_a_script_is_reviewed_and_shows_the_script() {
         .expect("direct");
     assert!(reviewer.seen.lock().unwrap()[2].script.is_none());
 }
+
+#[tokio::test]
+async fn scripts_filling_every_slot_still_get_their_calls_through() {
+    // Two plugin slots, and more scripts at once than there are script
+    // slots: every script waits on inner calls while others wait for a
+    // script slot, and all of them finish.
+    let dir = plugin_dir(&[ENCODE]);
+    let host = builder(dir.path())
+        .pool(crate::support::pool().with_max_concurrent_instances(2))
+        .build()
+        .await
+        .expect("host");
+    let script = "const out = [];\n\
+                  for (let i = 0; i < 5; i++) out.push((await tools.sha256({text: String(i)})).bytes);\n\
+                  const wave = await tools.parallel([0, 1, 2, 3].map(i => ['sha256', {text: 'w' + i}]));\n\
+                  return out.length + wave.length;";
+    let runs = (0..3 * corral::SCRIPT_INSTANCES).map(|_| {
+        let host = host.clone();
+        async move { run(&host, script).await }
+    });
+    // A deadlock would hang here: the guard turns it into a failure.
+    let results = tokio::time::timeout(
+        std::time::Duration::from_secs(300),
+        futures_util::future::join_all(runs),
+    )
+    .await
+    .expect("every script finished");
+    for result in results {
+        assert_eq!(result.expect("script")["result"], json!(9));
+    }
+}
+
+/// Approves after taking longer than the script's whole deadline, as a
+/// person at a prompt might.
+#[derive(Debug)]
+struct Slow;
+
+impl corral::Reviewer for Slow {
+    fn name(&self) -> &str {
+        "slow"
+    }
+
+    fn review<'a>(&'a self, _request: &'a corral::ReviewRequest) -> corral::ReviewFuture<'a> {
+        Box::pin(async {
+            tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+            Ok(corral::ApprovalDecision::Continue)
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_deadline_stands_still_while_a_reviewer_decides_an_inner_call() {
+    let dir = plugin_dir(&[ENCODE]);
+    let host = builder(dir.path())
+        .require_approval("sha256")
+        .reviewer(Slow)
+        .build()
+        .await
+        .expect("host");
+    // Two slow reviews, 3 s in all, inside a script given 1 s.
+    let out = call(
+        &host,
+        CODE_TOOL,
+        json!({
+            "code": "const a = await tools.sha256({text: 'a'});\n\
+                     const [b] = await tools.parallel([['sha256', {text: 'b'}]]);\n\
+                     return [a.bytes, b.bytes];",
+            "timeout_ms": 1_000
+        }),
+    )
+    .await
+    .expect("the reviews did not count against the script's deadline");
+    assert_eq!(out["result"], json!([1, 1]));
+    // Without a review, the same deadline still stops a spinning script.
+    let err = failure(
+        call(
+            &host,
+            CODE_TOOL,
+            json!({"code": "while (true) {}", "timeout_ms": 200}),
+        )
+        .await,
+    );
+    assert!(
+        matches!(err, CallError::Timeout { .. } | CallError::OutOfFuel { .. }),
+        "{err:?}"
+    );
+}

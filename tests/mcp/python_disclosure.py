@@ -96,7 +96,8 @@ def serve(plugins, key, source):
 
 async def operator_facades(s, label):
     first = await s.names()
-    for name in ("workspace", "versions_only", "execute_tool_plan", "sha256", "fetch_url"):
+    for name in ("workspace", "versions_only", "execute_tool_plan", "execute_code", "sha256",
+                 "fetch_url"):
         assert name in first, f"{label}: {name} not in the first list {first}"
     for hidden in ("notes_kit", "text_kit", "notes_list", "semver_compare", "word_count"):
         assert hidden not in first, f"{label}: {hidden} in the first list {first}"
@@ -139,7 +140,7 @@ async def operator_facades(s, label):
     # Exclusive: while unfolded, only it, its tools and the built-ins.
     await s.call("versions_only")
     names = await s.names()
-    assert names == sorted(["execute_tool_plan", "semver_bump", "semver_compare",
+    assert names == sorted(["execute_code", "execute_tool_plan", "semver_bump", "semver_compare",
                             "semver_satisfies", "versions_only"]), f"{label}: {names}"
     await s.call("versions_only", {"fold": True})
     assert await s.names() == first, f"{label}: folding did not restore the first list"

@@ -41,8 +41,8 @@ pub use sandbox::code::{RUNNER_WASM, RUNNER_WORLD, ToolFuture};
 pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range};
 pub use sandbox::{
     ApprovalHook, ConsoleLevel, ErrorInfo, Failure, GuestError, HookDecision, HookFuture,
-    MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, Op, OpResult, PluginPre, ProgressSink, RunReport,
-    RunSetup, RunnerPre, SLICE_TICKS, SandboxState, ScriptError, ToolCalls, ToolFailure,
+    MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, Op, OpResult, PluginPre, ProgressSink, ReviewPause,
+    RunReport, RunSetup, RunnerPre, SLICE_TICKS, SandboxState, ScriptError, ToolCalls, ToolFailure,
     ToolOutput, linker, run,
 };
 pub use spec::{Latency, RawSpec, ResilienceHints, ReturnBehavior, ToolMetadata};

@@ -85,7 +85,6 @@ pub use config::resilience::{
     ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
 };
 pub use config::secrets::{SecretError, SecretStore};
-pub use corral_sandbox::ScriptOrigin;
 pub use corral_sandbox::{
     CacheOutcome, CallError, ComponentCache, ComponentError, DEFAULT_MAX_PLUGIN_BYTES, EPOCH_TICK,
     Engine, Import as ComponentImport, Latency, LimitOverrides, Limits, LimitsError, MAX_LOG_LINES,
@@ -93,6 +92,7 @@ pub use corral_sandbox::{
     SLICE_TICKS, Skipped as SkippedExport, SystemResolver, ToolMetadata,
     effective as effective_limits, internal_range,
 };
+pub use corral_sandbox::{SCRIPT_INSTANCES, ScriptOrigin};
 pub use host::error::HostError;
 pub use host::{Host, HostBuilder};
 pub use loader::error::{LoadError, LoadErrorReason};

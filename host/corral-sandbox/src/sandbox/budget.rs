@@ -9,15 +9,18 @@ use std::time::{Duration, Instant};
 use wasmtime::{ResourceLimiter, StoreLimits};
 
 /// The call's wall-clock budget, paused while a reviewer decides a
-/// guest-requested approval: a person reading a prompt is not the guest using
-/// its time. Shared by the epoch callback (inside the store) and the outer
-/// timeout (outside it).
+/// guest-requested approval (or, for code mode's runner, a script's tool
+/// call): a person reading a prompt is not the guest using its time. Shared
+/// by the epoch callback (inside the store) and the outer timeout (outside
+/// it). Reviews may overlap (a script's `tools.parallel` wave): the budget
+/// stands still from the first one's start to the last one's end.
 #[derive(Debug)]
 pub(crate) struct Budget {
     start: Instant,
     timeout: Duration,
-    /// Total time spent in finished reviews, and the start of the current one.
-    paused: Mutex<(Duration, Option<Instant>)>,
+    /// Total time spent in finished pauses, the start of the current one,
+    /// and how many reviews are running.
+    paused: Mutex<(Duration, Option<Instant>, usize)>,
 }
 
 impl Budget {
@@ -25,21 +28,27 @@ impl Budget {
         Self {
             start: Instant::now(),
             timeout,
-            paused: Mutex::new((Duration::ZERO, None)),
+            paused: Mutex::new((Duration::ZERO, None, 0)),
         }
     }
 
     pub(crate) fn pause(&self) {
         if let Ok(mut p) = self.paused.lock() {
-            p.1 = Some(Instant::now());
+            if p.2 == 0 {
+                p.1 = Some(Instant::now());
+            }
+            p.2 += 1;
         }
     }
 
     pub(crate) fn resume(&self) {
-        if let Ok(mut p) = self.paused.lock()
-            && let Some(since) = p.1.take()
-        {
-            p.0 += since.elapsed();
+        if let Ok(mut p) = self.paused.lock() {
+            p.2 = p.2.saturating_sub(1);
+            if p.2 == 0
+                && let Some(since) = p.1.take()
+            {
+                p.0 += since.elapsed();
+            }
         }
     }
 
@@ -49,7 +58,7 @@ impl Budget {
         let (paused, since) = self
             .paused
             .lock()
-            .map(|p| *p)
+            .map(|p| (p.0, p.1))
             .unwrap_or((Duration::ZERO, None));
         let now = since.unwrap_or_else(Instant::now);
         let used = now
@@ -115,5 +124,19 @@ mod tests {
         assert_eq!(budget.left(), during, "no time passes while paused");
         budget.resume();
         assert!(budget.left() <= during);
+    }
+
+    #[test]
+    fn overlapping_pauses_keep_the_clock_stopped_until_the_last_ends() {
+        let budget = Budget::new(Duration::from_secs(3600));
+        budget.pause();
+        budget.pause();
+        let during = budget.left();
+        budget.resume();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(budget.left(), during, "one review still runs");
+        budget.resume();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(budget.left() < during, "the clock runs again");
     }
 }

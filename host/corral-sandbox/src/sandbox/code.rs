@@ -15,12 +15,14 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use tracing::Instrument as _;
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, InstancePre, Linker};
 
 use super::SandboxState;
+use super::budget::Budget;
 use super::imports::truncate;
 use crate::engine::Engine;
 use crate::trace::{instantiate_span, run_span};
@@ -82,21 +84,49 @@ pub enum ConsoleLevel {
 /// The future a [`ToolCalls`] method returns.
 pub type ToolFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Stops the script's wall-clock budget while a reviewer decides one of its
+/// tool calls (a person reading a prompt is not the script using its time),
+/// as the budget stops for a guest's own `request-approval`. Overlapping
+/// reviews are counted: the clock runs again when the last one ends.
+#[derive(Clone)]
+pub struct ReviewPause(Arc<Budget>);
+
+impl ReviewPause {
+    /// A review starts: the budget stands still.
+    pub fn pause(&self) {
+        self.0.pause();
+    }
+
+    /// A review ended: the budget runs again once no other review runs.
+    pub fn resume(&self) {
+        self.0.resume();
+    }
+}
+
+impl std::fmt::Debug for ReviewPause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReviewPause")
+    }
+}
+
 /// Answers one script's tool calls: installed by the call layer for one run
 /// of the runner, so that each call takes the whole call path of a direct
 /// call. The run's wall-clock budget keeps running while a call is answered.
 pub trait ToolCalls: Send + Sync {
-    /// `tools.<name>(arguments)`: `arguments` is JSON text of an object.
+    /// `tools.<name>(arguments)`: `arguments` is JSON text of an object;
+    /// `pause` stops the run's budget while a reviewer decides the call.
     fn call(
         &self,
         name: String,
         arguments: String,
+        pause: ReviewPause,
     ) -> ToolFuture<'_, Result<ToolOutput, ToolFailure>>;
 
     /// `tools.parallel(...)`: the calls as one wave, results in order.
     fn parallel(
         &self,
         calls: Vec<(String, String)>,
+        pause: ReviewPause,
     ) -> ToolFuture<'_, Vec<Result<ToolOutput, ToolFailure>>>;
 
     /// A console line, already cut to
@@ -200,7 +230,10 @@ impl wit::Host for SandboxState {
     ) -> Result<wit::ToolOutput, wit::ToolFailure> {
         match self.tools.clone() {
             None => Err(failure(no_hook())),
-            Some(hook) => answer(hook.call(name, arguments).await),
+            Some(hook) => {
+                let pause = ReviewPause(self.budget.clone());
+                answer(hook.call(name, arguments, pause).await)
+            }
         }
     }
 
@@ -210,7 +243,14 @@ impl wit::Host for SandboxState {
     ) -> Vec<Result<wit::ToolOutput, wit::ToolFailure>> {
         match self.tools.clone() {
             None => calls.iter().map(|_| Err(failure(no_hook()))).collect(),
-            Some(hook) => hook.parallel(calls).await.into_iter().map(answer).collect(),
+            Some(hook) => {
+                let pause = ReviewPause(self.budget.clone());
+                hook.parallel(calls, pause)
+                    .await
+                    .into_iter()
+                    .map(answer)
+                    .collect()
+            }
         }
     }
 

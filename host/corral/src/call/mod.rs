@@ -105,6 +105,9 @@ pub struct CallOptions {
     /// The script this call comes from (code mode sets it on the calls a
     /// script makes, so that a reviewer sees it); `None` otherwise.
     pub(crate) script: Option<corral_sandbox::ScriptOrigin>,
+    /// For a call a script makes: stops the script's deadline while this
+    /// call's reviewer decides.
+    pub(crate) review_pause: Option<corral_sandbox::ReviewPause>,
 }
 
 impl CallOptions {

@@ -18,7 +18,8 @@ use crate::call::CallOptions;
 use crate::call::compose::Caller;
 use crate::model::names::PLAN_TOOL;
 use corral_sandbox::{
-    CallError, ConsoleLevel, ScriptOrigin, ToolCalls, ToolFailure, ToolFuture, ToolOutput,
+    CallError, ConsoleLevel, ReviewPause, ScriptOrigin, ToolCalls, ToolFailure, ToolFuture,
+    ToolOutput,
 };
 
 /// One inner call, as the result's `calls` list shows it.
@@ -134,8 +135,15 @@ impl ScriptCalls {
         Ok(())
     }
 
-    async fn one(&self, name: String, arguments: String) -> Result<ToolOutput, ToolFailure> {
+    async fn one(
+        &self,
+        name: String,
+        arguments: String,
+        pause: ReviewPause,
+    ) -> Result<ToolOutput, ToolFailure> {
         self.admit(&name)?;
+        let mut options = self.options.clone();
+        options.review_pause = Some(pause);
         let started = Instant::now();
         let result = match serde_json::from_str::<Value>(&arguments) {
             Err(err) => Err(ToolFailure {
@@ -145,7 +153,7 @@ impl ScriptCalls {
             }),
             Ok(value) => self
                 .caller
-                .call_value(&name, value, &self.options)
+                .call_value(&name, value, &options)
                 .await
                 .map_err(|err| failure(&err)),
         };
@@ -209,17 +217,19 @@ impl ToolCalls for ScriptCalls {
         &self,
         name: String,
         arguments: String,
+        pause: ReviewPause,
     ) -> ToolFuture<'_, Result<ToolOutput, ToolFailure>> {
-        Box::pin(self.one(name, arguments))
+        Box::pin(self.one(name, arguments, pause))
     }
 
     fn parallel(
         &self,
         calls: Vec<(String, String)>,
+        pause: ReviewPause,
     ) -> ToolFuture<'_, Vec<Result<ToolOutput, ToolFailure>>> {
         Box::pin(async move {
             futures_util::stream::iter(calls)
-                .map(|(name, arguments)| self.one(name, arguments))
+                .map(|(name, arguments)| self.one(name, arguments, pause.clone()))
                 .buffered(self.concurrency)
                 .collect()
                 .await

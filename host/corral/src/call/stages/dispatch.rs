@@ -129,6 +129,7 @@ impl DispatchShared {
             arguments: invocation.arguments.value.clone(),
             reviewer: invocation.options.reviewer.clone(),
             script: invocation.options.script.clone(),
+            review_pause: invocation.options.review_pause.clone(),
         });
         let tool_name = tool.state().name();
         let leaks = corral_sandbox::Leaks::new(

@@ -48,7 +48,10 @@ pub(super) async fn declared(
         env.gate.timeout,
     )
     .with_script(options.script.clone());
-    match env
+    // A script's deadline stands still while its call is reviewed.
+    let pause = options.review_pause.as_ref();
+    pause.inspect(|p| p.pause());
+    let verdict = env
         .gate
         .review(
             request.clone(),
@@ -56,8 +59,9 @@ pub(super) async fn declared(
             options.reviewer.as_ref(),
             tool.resilience().audit.level != AuditLevel::None,
         )
-        .await?
-    {
+        .await;
+    pause.inspect(|p| p.resume());
+    match verdict? {
         Verdict::Reject(reason) => Err(CallError::Rejected {
             tool: tool.spec().name.clone(),
             reason,
@@ -81,6 +85,8 @@ pub(super) struct GuestReview {
     pub reviewer: Option<Arc<dyn Reviewer>>,
     /// The script the call comes from, if any (code mode).
     pub script: Option<corral_sandbox::ScriptOrigin>,
+    /// Stops that script's deadline while the guest's request is reviewed.
+    pub review_pause: Option<corral_sandbox::ReviewPause>,
 }
 
 impl GuestReview {
@@ -125,7 +131,11 @@ impl ApprovalHook for GuestReview {
                 self.gate.timeout,
             )
             .with_script(self.script.clone());
-            match self
+            // The guest's own budget is paused by the sandbox; a script's
+            // that made this call is paused here.
+            let pause = self.review_pause.as_ref();
+            pause.inspect(|p| p.pause());
+            let verdict = self
                 .gate
                 .review(
                     request.clone(),
@@ -133,8 +143,9 @@ impl ApprovalHook for GuestReview {
                     self.reviewer.as_ref(),
                     self.tool.resilience().audit.level != AuditLevel::None,
                 )
-                .await
-            {
+                .await;
+            pause.inspect(|p| p.resume());
+            match verdict {
                 Ok(Verdict::Proceed { edited: None }) => HookDecision::Continue,
                 Ok(Verdict::Proceed {
                     edited: Some((_, text)),
