@@ -1,15 +1,14 @@
 //! `corral code <file.js | ->`: run a script in code mode (the built-in
 //! `execute_code`), its tool calls through the same gates as `corral call`.
 
-use std::io::Read as _;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Args;
-use corral::{CODE_TOOL, CallError, CallOptions};
+use corral::{CODE_TOOL, CallOptions};
 use serde_json::{Value, json};
 
 use super::gates::GateArgs;
+use super::plan::{file_or_stdin, host_serving};
 use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
 
 /// Run a JavaScript script that calls tools (`execute_code`).
@@ -33,29 +32,8 @@ pub struct CodeCmd {
 impl CodeCmd {
     /// Runs the subcommand.
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-        let code = if self.script == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the script from stdin")?;
-            text
-        } else {
-            std::fs::read_to_string(&self.script)
-                .with_context(|| format!("cannot read the script file {}", self.script))?
-        };
-        let host = global
-            .host_with(|b| self.gates.configure(b, &global.replica_id()))
-            .await?;
-        // A script is a call of the built-in `execute_code`, through the one
-        // call path: hidden by --exclude-tools, gated by --require-approval,
-        // recorded like any call.
-        if host.tool(CODE_TOOL).is_none() {
-            let err = CallError::UnknownTool {
-                name: CODE_TOOL.to_string(),
-                suggestion: None,
-            };
-            return Err(super::call::setup_error(&err, &self.gates).unwrap_or_else(|| err.into()));
-        }
+        let code = file_or_stdin(&self.script, "script")?;
+        let host = host_serving(global, &self.gates, CODE_TOOL).await?;
         let options = CallOptions::default().with_context(self.gates.call_context());
         let result = host
             .call_value(CODE_TOOL, json!({ "code": code }), &options)

@@ -11,6 +11,40 @@ use corral::{CallError, CallOptions, PLAN_TOOL, PlanResult};
 use super::gates::GateArgs;
 use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
 
+/// The text of `path`, or of stdin for `-`; `what` names it in errors.
+pub(super) fn file_or_stdin(path: &str, what: &str) -> anyhow::Result<String> {
+    if path == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .with_context(|| format!("cannot read the {what} from stdin"))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path).with_context(|| format!("cannot read the {what} file {path}"))
+}
+
+/// The host of a command that runs the built-in `tool` (a plan, a script):
+/// a call of it takes the one call path (hidden by --exclude-tools, gated
+/// by --require-approval, recorded like any call), so a host that does not
+/// serve it is the CLI's error, naming the flag that hid it.
+pub(super) async fn host_serving(
+    global: &GlobalArgs,
+    gates: &GateArgs,
+    tool: &str,
+) -> anyhow::Result<corral::Host> {
+    let host = global
+        .host_with(|b| gates.configure(b, &global.replica_id()))
+        .await?;
+    if host.tool(tool).is_none() {
+        let err = CallError::UnknownTool {
+            name: tool.to_string(),
+            suggestion: None,
+        };
+        return Err(super::call::setup_error(&err, gates).unwrap_or_else(|| err.into()));
+    }
+    Ok(host)
+}
+
 /// Run a plan of tool calls with `$ref` data flow, in parallel waves.
 ///
 /// Without flags, prints one line per reported step (`id (tool): output` or
@@ -36,29 +70,8 @@ pub struct PlanCmd {
 impl PlanCmd {
     /// Runs the subcommand.
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-        let text = if self.plan == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the plan from stdin")?;
-            text
-        } else {
-            std::fs::read_to_string(&self.plan)
-                .with_context(|| format!("cannot read the plan file {}", self.plan))?
-        };
-        let host = global
-            .host_with(|b| self.gates.configure(b, &global.replica_id()))
-            .await?;
-        // A plan is a call of the built-in `execute_tool_plan`, through the
-        // one call path: hidden by --exclude-tools, gated by
-        // --require-approval, recorded like any call.
-        if host.tool(PLAN_TOOL).is_none() {
-            let err = CallError::UnknownTool {
-                name: PLAN_TOOL.to_string(),
-                suggestion: None,
-            };
-            return Err(super::call::setup_error(&err, &self.gates).unwrap_or_else(|| err.into()));
-        }
+        let text = file_or_stdin(&self.plan, "plan")?;
+        let host = host_serving(global, &self.gates, PLAN_TOOL).await?;
         let plan = match host.validate_plan(&text) {
             Ok(plan) => plan,
             Err(err) => {

@@ -116,7 +116,7 @@ impl CodeEnv {
             .get_or_init(|| async {
                 let (engine, cache) = (self.engine.clone(), self.cache.clone());
                 tokio::task::spawn_blocking(move || {
-                    let sha256 = hex(&Sha256::digest(corral_sandbox::RUNNER_WASM));
+                    let sha256 = hex::encode(Sha256::digest(corral_sandbox::RUNNER_WASM));
                     let (component, _) = cache
                         .load_or_compile(&engine, corral_sandbox::RUNNER_WASM, &sha256)
                         .map_err(|e| format!("{e:#}"))?;
@@ -130,10 +130,6 @@ impl CodeEnv {
             .await
             .clone()
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The JSON Schema of `execute_code`'s arguments.
@@ -250,7 +246,8 @@ pub(crate) async fn run(
             tool: name.to_string(),
             message: "the host is shutting down".into(),
         })?;
-    let script = corral_sandbox::ScriptOrigin::new(hex(&Sha256::digest(code.as_bytes())), code);
+    let script =
+        corral_sandbox::ScriptOrigin::new(hex::encode(Sha256::digest(code.as_bytes())), code);
     let hook = Arc::new(ScriptCalls::new(
         caller,
         options,
