@@ -83,6 +83,8 @@ check "python mcp 2.3 over stdio and HTTP" \
 check "python mcp 2.3 approvals: input-required (2026-07-28) and elicitation (legacy), stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_approvals.py "$corral" \
   target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$cache"
+check "python mcp 2.3 code-mode approvals: a script's gated calls, journal replayed on the retry (2026-07-28) and elicitation (legacy), stdio and HTTP" \
+  "$venv/bin/python" tests/mcp/python_code_approvals.py "$corral" plugins/notes.wasm "$cache"
 check "python mcp 2.3 progressive disclosure: facades, unfold, fold, exclusive, both modes, stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_disclosure.py "$corral" plugins "$cache"
 check "python mcp 2.3 any-component tools (Rust and JavaScript builds of one WIT), stdio and HTTP" \

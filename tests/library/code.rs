@@ -277,6 +277,11 @@ async fn each_gated_call_of_a_script_is_reviewed_and_shows_the_script() {
     let seen = reviewer.seen.lock().unwrap().clone();
     // Two reviews, one per gated call; the script itself is not gated.
     assert_eq!(seen.len(), 2, "{seen:?}");
+    let calls: Vec<_> = seen
+        .iter()
+        .map(|r| r.script.as_ref().and_then(|s| s.call))
+        .collect();
+    assert_eq!(calls, [Some(0), Some(1)]);
     for request in &seen {
         assert_eq!(request.tool, "sha256");
         let script = request
@@ -285,8 +290,16 @@ async fn each_gated_call_of_a_script_is_reviewed_and_shows_the_script() {
             .expect("the review names the script");
         assert_eq!(script.excerpt.lines().next(), Some("// hash two words"));
         let text = request.render();
+        let call = request
+            .script
+            .as_ref()
+            .and_then(|s| s.call)
+            .expect("numbered")
+            + 1;
         assert!(
-            text.contains("from:      a script (execute_code, sha256 "),
+            text.contains(&format!(
+                "from:      call {call} of a script (execute_code, sha256 "
+            )),
             "{text}"
         );
         assert!(text.contains("│ // hash two words"), "{text}");

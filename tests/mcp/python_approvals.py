@@ -20,46 +20,16 @@ non-zero on the first failed check.
 import hashlib
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters
+from mcp_support import HttpServer, User, is_error, text
 
 CORRAL, HOSTILE, CACHE = sys.argv[1:4]
 KEY = "k" * 48
-
-
-class User:
-    """The scripted person behind the elicitation callback: answers in the
-    order planned, and remembers what it was asked."""
-
-    def __init__(self):
-        self.planned = []
-        self.asked = []
-
-    def plan(self, *answers):
-        self.planned = list(answers)
-        self.asked = []
-
-    async def __call__(self, context, params):
-        from mcp_types import ElicitResult
-
-        self.asked.append(params)
-        assert self.planned, f"asked with nothing planned: {params.message!r}"
-        action, content = self.planned.pop(0)
-        return ElicitResult(action=action, content=content)
-
-
-def is_error(result):
-    return bool(getattr(result, "is_error", getattr(result, "isError", False)))
-
-
-def text(result):
-    return result.content[0].text
 
 
 def custom_section(tag):
@@ -229,23 +199,6 @@ async def states(client, user, label, url_b, url_c):
         assert not is_error(result), f"{label}: the replica refused: {result}"
 
 
-class HttpServer:
-    def __init__(self, args):
-        self.process = subprocess.Popen([CORRAL, *args, "--http", "127.0.0.1:0"],
-                                        stderr=subprocess.PIPE, text=True)
-        self.url = None
-        for line in self.process.stderr:
-            match = re.search(r"serving MCP at (http://\S+/mcp)$", line.strip())
-            if match:
-                self.url = match.group(1)
-                break
-        assert self.url, "the HTTP server did not print its address"
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=60)
-
-
 async def main():
     user = User()
     for mode in ("default", "legacy"):
@@ -262,11 +215,11 @@ async def main():
                         target = StdioServerParameters(command=CORRAL, args=args)
                         replica = other = None
                     else:
-                        servers = [HttpServer(args)]
+                        servers = [HttpServer(CORRAL, args)]
                         with open(os.path.join(root, "other-key"), "w") as f:
                             f.write("o" * 48)
-                        servers.append(HttpServer(serve_args(plugins, key)))
-                        servers.append(HttpServer(serve_args(plugins, os.path.join(root, "other-key"))))
+                        servers.append(HttpServer(CORRAL, serve_args(plugins, key)))
+                        servers.append(HttpServer(CORRAL, serve_args(plugins, os.path.join(root, "other-key"))))
                         target, replica, other = (s.url for s in servers)
                     async with Client(target, elicitation_callback=user, **kwargs) as client:
                         await mid_call_of_a_tool_unsafe_to_rerun(client, user, label, modern)

@@ -18,12 +18,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp_support import HttpServer
 
 CORRAL, SAMPLES, CACHE = sys.argv[1:4]
 
@@ -150,7 +150,7 @@ async def generated(connect, root, label, http):
     for source, facade, members in (("category", "notes", 4), ("plugin", "text", 3)):
         plugins, key = plugin_dir(os.path.join(root, source), None)
         args = serve(plugins, key, source)
-        server = HttpServer(args) if http else None
+        server = HttpServer(CORRAL, args) if http else None
         try:
             async with connect(server.url if server else args) as client:
                 s = Session(client)
@@ -165,31 +165,14 @@ async def generated(connect, root, label, http):
                 server.stop()
 
 
-class HttpServer:
-    def __init__(self, args):
-        self.process = subprocess.Popen([CORRAL, *args, "--http", "127.0.0.1:0"],
-                                        stderr=subprocess.PIPE, text=True)
-        self.url = None
-        for line in self.process.stderr:
-            match = re.search(r"serving MCP at (http://\S+/mcp)$", line.strip())
-            if match:
-                self.url = match.group(1)
-                break
-        assert self.url, "the HTTP server did not print its address"
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=60)
-
-
 async def across_processes(root):
     """A token issued by one process is read by another with the same key."""
     plugins, key = plugin_dir(os.path.join(root, "replicas"), DISCLOSURE)
     other_key = os.path.join(root, "other-key")
     with open(other_key, "w") as f:
         f.write("o" * 40)
-    servers = [HttpServer(serve(plugins, key, "file")) for _ in range(2)]
-    servers.append(HttpServer(serve(plugins, other_key, "file")))
+    servers = [HttpServer(CORRAL, serve(plugins, key, "file")) for _ in range(2)]
+    servers.append(HttpServer(CORRAL, serve(plugins, other_key, "file")))
     try:
         async with Client(servers[0].url) as a:
             s = Session(a)
@@ -227,7 +210,7 @@ async def main():
                     if transport == "stdio":
                         target = args
                     else:
-                        server = HttpServer(args)
+                        server = HttpServer(CORRAL, args)
                         target = server.url
                     async with connect(target) as client:
                         await operator_facades(Session(client), label)

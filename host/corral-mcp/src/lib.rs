@@ -345,7 +345,7 @@ impl McpServer {
     /// `tools/call`, inside its span ([`trace`]).
     async fn call_tool_traced(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
@@ -385,7 +385,7 @@ impl McpServer {
             return Err(McpError::invalid_params(err.to_string(), None));
         };
         // Parsed once by the transport; the host validates this value as is.
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let arguments = Value::Object(request.arguments.take().unwrap_or_default());
 
         // rmcp moves the request's `_meta` into the request context; read it
         // there, and from the parameters should a transport leave it in place.
@@ -397,32 +397,15 @@ impl McpServer {
         let mut options =
             CallOptions::default().with_context(present::context_from_meta(Some(meta)));
         // Who answers a gated call (see the `approval` module).
-        let mut round = None;
-        match (approval::Flow::of(&context), &self.states) {
-            (approval::Flow::InputRequired, Some(states)) => {
-                let reviewer = match request.request_state.as_deref() {
-                    Some(sealed) => approval::RoundReviewer::retry(
-                        states,
-                        &tool,
-                        &arguments,
-                        &options.context,
-                        sealed,
-                        request.input_responses.as_ref(),
-                    )?,
-                    None => approval::RoundReviewer::first(),
-                };
-                let reviewer = Arc::new(reviewer);
-                options.reviewer = Some(Arc::new(approval::Shared(reviewer.clone())));
-                round = Some((reviewer, states.clone(), arguments.clone()));
-            }
-            (approval::Flow::Elicitation, _) => {
-                options.reviewer = Some(Arc::new(ElicitationReviewer::new(
-                    context.peer.clone(),
-                    self.host.clone(),
-                )));
-            }
-            _ => {}
-        }
+        let round = approval::Round::prepare(
+            &context,
+            self.states.as_ref(),
+            &self.host,
+            &tool,
+            &arguments,
+            &request,
+            &mut options,
+        )?;
 
         // Progress is coalesced: the sink keeps only the latest message (and
         // a count), and one forwarding task per call sends it at most every
@@ -461,14 +444,11 @@ impl McpServer {
             // sending what is queued, before the result goes out.
             let _ = forwarder.await;
         }
-        // A question for the client of the input-required flow: only about
-        // the tool it called (a plan's or pipeline's step cannot be retried
-        // alone, and fails with its message).
-        if let (Some((round, states, arguments)), Err(CallError::ApprovalPending { request, .. })) =
-            (&round, &result)
-            && request.tool == name
+        if let Some(asked) = round
+            .map(|round| round.question(&tool, &name, &options_context, &result))
+            .transpose()?
+            .flatten()
         {
-            let asked = round.ask(states, &tool, arguments, &options_context, request)?;
             return Ok(CallToolResponse::InputRequired(asked));
         }
         let mut result = present::to_result(result);

@@ -89,6 +89,11 @@ pub enum CallError {
         tool: String,
         /// What the reviewer is to decide.
         request: Box<crate::review::ReviewRequest>,
+        /// For a call a script made (code mode): the journal of the script's
+        /// run up to this call. The script's retry replays it
+        /// (`CallOptions::with_journal` in `corral`), so no call it holds
+        /// runs twice. `None` for any other call.
+        journal: Option<Box<crate::Journal>>,
     },
     /// The call used up its fuel budget.
     #[error(

@@ -71,6 +71,10 @@ pub struct ScriptOrigin {
     /// [`ScriptOrigin::EXCERPT_CHARS`] characters: the model's text,
     /// escaped when rendered.
     pub excerpt: String,
+    /// Which of the script's tool calls this is, from 0 (the calls of a
+    /// `tools.parallel` wave in their order in the wave); `None` before
+    /// the call layer numbers it.
+    pub call: Option<u32>,
 }
 
 impl ScriptOrigin {
@@ -97,7 +101,15 @@ impl ScriptOrigin {
         Self {
             sha256: sha256.into(),
             excerpt,
+            call: None,
         }
+    }
+
+    /// This origin for the script's call number `index` (from 0).
+    #[must_use]
+    pub fn with_call(mut self, index: u32) -> Self {
+        self.call = Some(index);
+        self
     }
 }
 
@@ -189,9 +201,12 @@ impl ReviewRequest {
                     .lines()
                     .map(|line| format!("           │ {line}"))
                     .collect();
+                let which = origin
+                    .call
+                    .map_or_else(String::new, |index| format!("call {} of ", index + 1));
                 format!(
-                    "\nfrom:      a script (execute_code, sha256 {}…); approving the script \
-                     approved none of its calls. It begins:\n{}",
+                    "\nfrom:      {which}a script (execute_code, sha256 {}…); approving the \
+                     script approved none of its calls. It begins:\n{}",
                     &origin.sha256[..12.min(origin.sha256.len())],
                     lines.join("\n")
                 )

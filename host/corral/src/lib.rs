@@ -92,7 +92,9 @@ pub use corral_sandbox::{
     SLICE_TICKS, Skipped as SkippedExport, SystemResolver, ToolMetadata,
     effective as effective_limits, internal_range,
 };
-pub use corral_sandbox::{SCRIPT_INSTANCES, ScriptOrigin};
+pub use corral_sandbox::{
+    Journal, JournalAnswer, JournalEntry, NOT_DETERMINISTIC, SCRIPT_INSTANCES, ScriptOrigin,
+};
 pub use host::error::HostError;
 pub use host::{Host, HostBuilder};
 pub use loader::error::{LoadError, LoadErrorReason};

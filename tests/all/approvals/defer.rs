@@ -24,7 +24,7 @@ async fn a_deferred_declared_gate_ends_the_call_with_the_question() {
         .await
         .expect("host");
     let err = call(&host, "gated", DELETE_ALL).await.unwrap_err();
-    let CallError::ApprovalPending { tool, request } = &err else {
+    let CallError::ApprovalPending { tool, request, .. } = &err else {
         panic!("{err:?}");
     };
     assert_eq!(tool, "gated");

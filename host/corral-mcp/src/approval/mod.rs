@@ -19,6 +19,15 @@
 //! - **Every other client**: the host's configured reviewer decides; a
 //!   client without the capability never gets an automatic yes.
 //!
+//! Inside `execute_code` (code mode), a gated call of the script can wait
+//! for the retry: the run stops there, and the input-required result's
+//! state carries the run's journal (every answer the script got so far,
+//! its seed and start time), encrypted (`journal.rs`). The retry runs the
+//! script again from the start with the journal: its calls are answered
+//! from it, never run twice, and then the answered call goes ahead. Each
+//! question names the script's call by its position and arguments, so one
+//! answer approves that one call.
+//!
 //! Inside `execute_tool_plan` or a pipeline, a step's approval cannot wait
 //! for a retry (the retry would run the earlier steps again): under the
 //! 2026-07-28 flow such a step fails with `approval_pending`, telling the
@@ -27,6 +36,8 @@
 
 mod elicit;
 mod form;
+mod journal;
+mod payload;
 mod state;
 
 use std::collections::BTreeMap;
@@ -39,13 +50,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
-use corral::{ApprovalDecision, CallContext, ReviewFuture, ReviewRequest, Reviewer, Tool};
+use corral::{ApprovalDecision, CallContext, Journal, ReviewFuture, ReviewRequest, Reviewer, Tool};
 
 pub use elicit::ElicitationReviewer;
 pub(crate) use state::States;
 pub use state::{DEFAULT_STATE_TTL, MIN_STATE_KEY_BYTES, StateError, StateKeyError};
 
-use state::{Binding, Decided, Payload, Question};
+use payload::{Binding, Decided, Payload, Question};
 
 /// The key of the approval question in `inputRequests` and
 /// `inputResponses`.
@@ -95,8 +106,11 @@ pub(crate) struct RoundReviewer {
     asked: Mutex<BTreeMap<Question, u32>>,
     /// The decision this round's answer turned into, once used.
     made: Mutex<Option<(Question, Decided)>>,
-    /// The question that deferred this round.
-    deferred: Mutex<Option<Question>>,
+    /// The questions that deferred this round (a script's wave can defer
+    /// several calls).
+    deferred: Mutex<Vec<Question>>,
+    /// The journal of the script whose call the retry answers.
+    journal: Option<Journal>,
 }
 
 impl RoundReviewer {
@@ -115,7 +129,14 @@ impl RoundReviewer {
             asked: Mutex::default(),
             made: Mutex::default(),
             deferred: Mutex::default(),
+            journal: None,
         }
+    }
+
+    /// The journal of the script run the retry continues, if the state
+    /// carried one.
+    pub fn journal(&self) -> Option<&Journal> {
+        self.journal.as_ref()
     }
 
     /// A retry of a call of `tool` with `arguments` and `context`, the
@@ -151,13 +172,21 @@ impl RoundReviewer {
                 "the `{INPUT_KEY}` answer is not an elicitation result: {err}"
             ))
         })?;
+        let journal = payload
+            .journal
+            .as_deref()
+            .map(|sealed| states.journals.open(sealed, &payload.nonce))
+            .transpose()
+            .map_err(|err| invalid(err.to_string()))?;
         states
             .consume(&payload.nonce)
             .map_err(|err| invalid(err.to_string()))?;
-        Ok(Self::with(
+        let mut round = Self::with(
             payload.answered,
             Some((payload.pending, answer, tool.spec().parameters.clone())),
-        ))
+        );
+        round.journal = journal;
+        Ok(round)
     }
 
     /// The question `request` is, counting how often it came this round.
@@ -186,13 +215,17 @@ impl RoundReviewer {
             }
             return decision;
         }
-        *self.deferred.lock().unwrap_or_else(|p| p.into_inner()) = Some(question);
+        self.deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(question);
         ApprovalDecision::Defer
     }
 
-    /// The input-required result asking `request` (the question that
+    /// The input-required result asking `request` (a question that
     /// deferred this round) about a call of `tool` with `arguments` and
-    /// `context`, carrying this round's decisions forward.
+    /// `context`, carrying this round's decisions forward, and `journal`
+    /// when the call is a script's (encrypted).
     ///
     /// # Errors
     /// `internal_error` when the form or the state cannot be built.
@@ -203,6 +236,7 @@ impl RoundReviewer {
         arguments: &serde_json::Value,
         context: &CallContext,
         request: &ReviewRequest,
+        journal: Option<&Journal>,
     ) -> Result<InputRequiredResult, McpError> {
         let (message, requested_schema) = form::question(request, &tool.spec().parameters)
             .map_err(|err| McpError::internal_error(err, None))?;
@@ -210,17 +244,26 @@ impl RoundReviewer {
         if let Some(made) = self.made.lock().unwrap_or_else(|p| p.into_inner()).clone() {
             answered.push(made);
         }
+        // The deferred question `request` is (its occurrence aside).
         let pending = self
             .deferred
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .iter()
+            .find(|q| **q == Question::of(request, q.occurrence))
+            .cloned()
             .unwrap_or_else(|| Question::of(request, 0));
+        let nonce = States::nonce();
+        let journal = journal
+            .map(|journal| states.journals.seal(journal, &nonce))
+            .transpose()
+            .map_err(|err| McpError::internal_error(err.to_string(), None))?;
         let payload = Payload {
             binding: Binding::of(tool, arguments, context),
             answered,
             pending,
-            nonce: States::nonce(),
+            nonce,
+            journal,
         };
         let sealed = states
             .seal(&payload)
@@ -237,6 +280,106 @@ impl RoundReviewer {
             )),
         );
         Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
+    }
+}
+
+/// What one `tools/call` of the input-required flow keeps to ask its
+/// client, once the call ends waiting for an answer.
+pub(crate) struct Round {
+    reviewer: Arc<RoundReviewer>,
+    states: Arc<States>,
+    arguments: serde_json::Value,
+}
+
+impl Round {
+    /// Sets up who answers the gated calls of a call of `tool` with
+    /// `arguments` (the `request` of a client with `context`) in `options`:
+    /// for the input-required flow, a [`RoundReviewer`] (fresh, or from the
+    /// retry's `requestState` and `inputResponses`, with the journal of a
+    /// script it carries), returned to ask with; for a session client with
+    /// elicitation, an [`ElicitationReviewer`]; else the host's reviewer.
+    ///
+    /// # Errors
+    /// `invalid_params` for a state the retry may not use (see
+    /// [`RoundReviewer::retry`]).
+    pub fn prepare(
+        context: &RequestContext<RoleServer>,
+        states: Option<&Arc<States>>,
+        host: &corral::Host,
+        tool: &Tool,
+        arguments: &serde_json::Value,
+        request: &rmcp::model::CallToolRequestParams,
+        options: &mut corral::CallOptions,
+    ) -> Result<Option<Self>, McpError> {
+        match (Flow::of(context), states) {
+            (Flow::InputRequired, Some(states)) => {
+                let reviewer = match request.request_state.as_deref() {
+                    Some(sealed) => RoundReviewer::retry(
+                        states,
+                        tool,
+                        arguments,
+                        &options.context,
+                        sealed,
+                        request.input_responses.as_ref(),
+                    )?,
+                    None => RoundReviewer::first(),
+                };
+                if let Some(journal) = reviewer.journal() {
+                    *options = std::mem::take(options).with_journal(journal.clone());
+                }
+                let reviewer = Arc::new(reviewer);
+                options.reviewer = Some(Arc::new(Shared(reviewer.clone())));
+                Ok(Some(Self {
+                    reviewer,
+                    states: states.clone(),
+                    arguments: arguments.clone(),
+                }))
+            }
+            (Flow::Elicitation, _) => {
+                options.reviewer = Some(Arc::new(ElicitationReviewer::new(
+                    context.peer.clone(),
+                    host.clone(),
+                )));
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The input-required result for a call of `tool` (called as `name`,
+    /// with `context`) that ended with `result`, when it waits for the
+    /// client: a call of the tool itself, or of the script it ran (with the
+    /// script's journal). A plan's or pipeline's step cannot be retried
+    /// alone: `None`, and it fails with its message.
+    ///
+    /// # Errors
+    /// `internal_error` when the form or the state cannot be built.
+    pub fn question<T>(
+        &self,
+        tool: &Tool,
+        name: &str,
+        context: &CallContext,
+        result: &Result<T, corral::CallError>,
+    ) -> Result<Option<InputRequiredResult>, McpError> {
+        let Err(corral::CallError::ApprovalPending {
+            request, journal, ..
+        }) = result
+        else {
+            return Ok(None);
+        };
+        if request.tool != name && journal.is_none() {
+            return Ok(None);
+        }
+        self.reviewer
+            .ask(
+                &self.states,
+                tool,
+                &self.arguments,
+                context,
+                request,
+                journal.as_deref(),
+            )
+            .map(Some)
     }
 }
 

@@ -27,15 +27,17 @@
 //! disclosure token, signed with the same key, cannot stand for each other.
 //!
 //! The state is signed, not encrypted: it holds hashes, decisions and the
-//! reviewer's edits, nothing secret.
+//! reviewer's edits, nothing secret. The one exception is a script's
+//! journal (code mode), which holds tool outputs: it is encrypted inside
+//! the signed state (`journal.rs`).
 
 use std::time::Duration;
 
 use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
+use serde::Serialize;
 
-use corral::{ApprovalDecision, CallContext, Tool};
+use super::journal::JournalSeal;
+use super::payload::{Binding, Payload};
 
 /// How long an approval's `requestState` stays good: 600 000 ms (ten
 /// minutes, time for a person to read the question and answer).
@@ -100,112 +102,13 @@ pub enum StateError {
     Seal(String),
 }
 
-/// Which call a state belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Binding {
-    pub tool: String,
-    pub build_sha256: String,
-    pub arguments_sha256: String,
-    pub context_sha256: String,
-}
-
-impl Binding {
-    /// The binding of a call of `tool` with `arguments` and `context`.
-    pub fn of(tool: &Tool, arguments: &serde_json::Value, context: &CallContext) -> Self {
-        let (_, plugin_sha256) = tool.provider_identity();
-        let build = serde_json::json!({
-            "plugin": plugin_sha256,
-            "spec": tool.spec(),
-            "grants": tool.plugin().map(|p| p.policy().grants_summary()),
-            "limits": tool.limits(),
-        });
-        let context: Vec<(&str, &str)> = context.iter().collect();
-        Self {
-            tool: tool.spec().name.clone(),
-            build_sha256: sha256_hex(build.to_string().as_bytes()),
-            // serde_json's map is ordered: this is canonical JSON.
-            arguments_sha256: sha256_hex(arguments.to_string().as_bytes()),
-            context_sha256: sha256_hex(serde_json::json!(context).to_string().as_bytes()),
-        }
-    }
-}
-
-/// A question: which gate asked, for which tool and plugin build, the
-/// sha256 of the text shown, and which time in the call it came.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub(crate) struct Question {
-    pub gate: String,
-    pub tool: String,
-    pub plugin_sha256: String,
-    pub text_sha256: String,
-    pub occurrence: u32,
-}
-
-impl Question {
-    /// The `occurrence`-th (from 0) asking of `request` in one run.
-    pub fn of(request: &corral::ReviewRequest, occurrence: u32) -> Self {
-        Self {
-            gate: request.gate.to_string(),
-            tool: request.tool.clone(),
-            plugin_sha256: request.plugin_sha256.clone(),
-            text_sha256: sha256_hex(request.description.as_bytes()),
-            occurrence,
-        }
-    }
-}
-
-/// A decision made in an earlier round, as the state keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", content = "value", rename_all = "snake_case")]
-pub(crate) enum Decided {
-    /// Go ahead (a standing approval, if asked for, was granted when the
-    /// answer came).
-    Continue,
-    /// Denied, with the reason.
-    ExitEarly(String),
-    /// Go ahead with these arguments (JSON text).
-    Edit(String),
-}
-
-impl Decided {
-    /// What to carry into a later round for `decision`; `None` for one that
-    /// decides nothing.
-    pub fn of(decision: &ApprovalDecision) -> Option<Self> {
-        match decision {
-            ApprovalDecision::Continue | ApprovalDecision::ContinueAlways => Some(Self::Continue),
-            ApprovalDecision::ExitEarly(reason) => Some(Self::ExitEarly(reason.clone())),
-            ApprovalDecision::Edit(text) => Some(Self::Edit(text.clone())),
-            _ => None,
-        }
-    }
-
-    /// The decision a reviewer returns for it.
-    pub fn decision(&self) -> ApprovalDecision {
-        match self {
-            Self::Continue => ApprovalDecision::Continue,
-            Self::ExitEarly(reason) => ApprovalDecision::ExitEarly(reason.clone()),
-            Self::Edit(text) => ApprovalDecision::Edit(text.clone()),
-        }
-    }
-}
-
-/// What a state says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Payload {
-    pub binding: Binding,
-    /// Answers of earlier rounds of this call.
-    pub answered: Vec<(Question, Decided)>,
-    /// The question the client's `inputResponses` answer.
-    pub pending: Question,
-    /// Random, hex; a state is accepted once.
-    pub nonce: String,
-}
-
 /// Seals and opens approval states; remembers the nonces it accepted.
 pub(crate) struct States {
     codec: RequestStateCodec,
     ttl: Duration,
     used: moka::sync::Cache<String, ()>,
+    /// Encrypts scripts' journals with a key derived from the same key.
+    pub journals: JournalSeal,
     /// Whether the key was generated by this process (single replica).
     pub generated: bool,
 }
@@ -237,6 +140,7 @@ impl States {
                 .time_to_live(ttl)
                 .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .build(),
+            journals: JournalSeal::new(key),
             generated: false,
         })
     }
@@ -352,17 +256,13 @@ impl States {
 }
 
 /// Lowercase hex.
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Lowercase hex sha256 of `bytes`.
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::payload::{Question, sha256_hex};
     use super::*;
 
     fn binding(tool: &str, build: &str, arguments: &str) -> Binding {
@@ -384,8 +284,10 @@ mod tests {
                 plugin_sha256: String::new(),
                 text_sha256: "00".into(),
                 occurrence: 0,
+                script_call: None,
             },
             nonce: States::nonce(),
+            journal: None,
         }
     }
 

@@ -32,7 +32,7 @@ mod bindings {
     wasmtime::component::bindgen!({
         path: "../../wit/code",
         world: "corral:code/runner@0.1.0",
-        imports: { default: async },
+        imports: { default: async | trappable },
         exports: { default: async },
     });
 }
@@ -134,6 +134,20 @@ pub trait ToolCalls: Send + Sync {
     /// secrets and escaped; at most [`MAX_LOG_LINES`](super::MAX_LOG_LINES)
     /// per run reach it.
     fn console(&self, level: ConsoleLevel, line: String);
+
+    /// Whether the run is to stop now, after the call just answered: one of
+    /// its calls waits for approval that comes on a retry of the whole
+    /// script, or a re-run did not repeat its journal. The runner then traps
+    /// (the script cannot catch it) and the hook says why. False by
+    /// default.
+    fn halted(&self) -> bool {
+        false
+    }
+}
+
+/// The trap that stops a run its hook [halted](ToolCalls::halted).
+fn halt() -> wasmtime::Error {
+    wasmtime::Error::msg("the script's run was stopped by its tool-call hook")
 }
 
 /// An uncaught exception, or a script that could not run (a syntax error).
@@ -227,12 +241,16 @@ impl wit::Host for SandboxState {
         &mut self,
         name: String,
         arguments: String,
-    ) -> Result<wit::ToolOutput, wit::ToolFailure> {
+    ) -> wasmtime::Result<Result<wit::ToolOutput, wit::ToolFailure>> {
         match self.tools.clone() {
-            None => Err(failure(no_hook())),
+            None => Ok(Err(failure(no_hook()))),
             Some(hook) => {
                 let pause = ReviewPause(self.budget.clone());
-                answer(hook.call(name, arguments, pause).await)
+                let result = hook.call(name, arguments, pause).await;
+                if hook.halted() {
+                    return Err(halt());
+                }
+                Ok(answer(result))
             }
         }
     }
@@ -240,23 +258,23 @@ impl wit::Host for SandboxState {
     async fn parallel(
         &mut self,
         calls: Vec<(String, String)>,
-    ) -> Vec<Result<wit::ToolOutput, wit::ToolFailure>> {
+    ) -> wasmtime::Result<Vec<Result<wit::ToolOutput, wit::ToolFailure>>> {
         match self.tools.clone() {
-            None => calls.iter().map(|_| Err(failure(no_hook()))).collect(),
+            None => Ok(calls.iter().map(|_| Err(failure(no_hook()))).collect()),
             Some(hook) => {
                 let pause = ReviewPause(self.budget.clone());
-                hook.parallel(calls, pause)
-                    .await
-                    .into_iter()
-                    .map(answer)
-                    .collect()
+                let results = hook.parallel(calls, pause).await;
+                if hook.halted() {
+                    return Err(halt());
+                }
+                Ok(results.into_iter().map(answer).collect())
             }
         }
     }
 
-    async fn log(&mut self, level: wit::LogLevel, line: String) {
+    async fn log(&mut self, level: wit::LogLevel, line: String) -> wasmtime::Result<()> {
         if !self.may_log() {
-            return;
+            return Ok(());
         }
         let line =
             corral_names::text::escape(&truncate(self.leaks.string("console", line))).into_owned();
@@ -269,5 +287,6 @@ impl wit::Host for SandboxState {
         if let Some(hook) = &self.tools {
             hook.console(level, line);
         }
+        Ok(())
     }
 }

@@ -108,6 +108,9 @@ pub struct CallOptions {
     /// For a call a script makes: stops the script's deadline while this
     /// call's reviewer decides.
     pub(crate) review_pause: Option<corral_sandbox::ReviewPause>,
+    /// For a retry of `execute_code`: the journal of the earlier run, whose
+    /// calls are answered from it (see [`CallOptions::with_journal`]).
+    pub(crate) journal: Option<std::sync::Arc<corral_sandbox::Journal>>,
 }
 
 impl CallOptions {
@@ -138,6 +141,21 @@ impl CallOptions {
         self.reviewer = Some(reviewer);
         self
     }
+
+    /// These options for a retry of `execute_code` after its run stopped at
+    /// a call waiting for approval: `journal` is the one that
+    /// [`CallError::ApprovalPending`](crate::CallError::ApprovalPending)
+    /// carried. The script runs again from the start with the same seed and
+    /// start time, and every call the journal holds is answered from it
+    /// (never run twice); a call that differs from its entry fails the run
+    /// with [`NOT_DETERMINISTIC`](corral_sandbox::NOT_DETERMINISTIC). The
+    /// retry must carry the same script: another one is refused. Other
+    /// tools ignore it.
+    #[must_use]
+    pub fn with_journal(mut self, journal: corral_sandbox::Journal) -> Self {
+        self.journal = Some(std::sync::Arc::new(journal));
+        self
+    }
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -150,6 +168,7 @@ impl std::fmt::Debug for CallOptions {
                 "reviewer",
                 &self.reviewer.as_ref().map(|r| r.name().to_string()),
             )
+            .field("journal", &self.journal.as_ref().map(|j| j.calls.len()))
             .finish()
     }
 }

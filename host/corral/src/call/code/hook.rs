@@ -5,21 +5,31 @@
 //! call's context. It counts the calls and the bytes they return against
 //! [`CodeLimits`], keeps the console lines, and records each call for the
 //! result's `calls` list.
+//!
+//! It also keeps the run's [`Journal`]: each answered call by its position
+//! in the run. Given the journal of an earlier run of the same script (a
+//! retry in MCP 2026-07-28's input-required flow), it answers the calls the
+//! journal holds from it, never running them again, and halts the run when
+//! a call differs from its entry ([`NOT_DETERMINISTIC`]). A call that waits
+//! for approval on such a retry halts the run too: the script cannot go on
+//! without the answer, and the retry will replay everything before it.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures_util::StreamExt as _;
 use serde::Serialize;
 use serde_json::Value;
+use sha2::{Digest as _, Sha256};
 
 use super::{CODE_TOOL, CodeLimits};
 use crate::call::CallOptions;
 use crate::call::compose::Caller;
 use crate::model::names::PLAN_TOOL;
 use corral_sandbox::{
-    CallError, ConsoleLevel, ReviewPause, ScriptOrigin, ToolCalls, ToolFailure, ToolFuture,
-    ToolOutput,
+    CallError, ConsoleLevel, Journal, JournalEntry, NOT_DETERMINISTIC, ReviewPause, ScriptOrigin,
+    ToolCalls, ToolFailure, ToolFuture, ToolOutput,
 };
 
 /// One inner call, as the result's `calls` list shows it.
@@ -31,6 +41,10 @@ pub(crate) struct CallRecord {
     pub ok: bool,
     /// How long it took, in milliseconds.
     pub ms: u64,
+    /// Answered from the journal of an earlier run of the script (an MCP
+    /// retry), not run again; absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub journaled: bool,
 }
 
 /// One console line.
@@ -42,13 +56,30 @@ pub(crate) struct ConsoleLine {
     pub text: String,
 }
 
-#[derive(Default)]
+/// Why a run was halted.
+#[derive(Debug)]
+pub(crate) enum Halt {
+    /// A call waits for approval on a retry of the whole script: its
+    /// [`CallError::ApprovalPending`].
+    Pending(CallError),
+    /// A re-run made a call other than its journal's: what differed.
+    NotDeterministic(String),
+}
+
 struct Tally {
+    /// Position of the next call in the run.
+    next: u32,
     calls: u32,
     bytes: usize,
     records: Vec<CallRecord>,
     console: Vec<ConsoleLine>,
     fuel: u64,
+    /// This run's journal so far.
+    journal: Journal,
+    /// An earlier run's entries not yet replayed, by position.
+    replay: BTreeMap<u32, JournalEntry>,
+    /// The pending call of the lowest position, or the first mismatch.
+    halt: Option<(u32, Halt)>,
 }
 
 /// What one run of the runner calls its tools through.
@@ -66,6 +97,12 @@ pub(crate) struct Gathered {
     pub console: Vec<ConsoleLine>,
     /// Fuel the inner calls consumed, in all.
     pub fuel: u64,
+    /// This run's journal.
+    pub journal: Journal,
+    /// How many entries of the earlier run's journal were never replayed.
+    pub unreplayed: usize,
+    /// Why the run was halted, if it was.
+    pub halt: Option<Halt>,
 }
 
 impl ScriptCalls {
@@ -73,33 +110,74 @@ impl ScriptCalls {
     /// (not its limit override: each tool keeps its own limits, and the
     /// script's deadline bounds them all), marked as coming from `script`
     /// for their reviewers, at most `concurrency` of a `tools.parallel`
-    /// wave at once.
+    /// wave at once. The run's journal starts as `journal` (its seed and
+    /// start time); `replay` answers the calls an earlier run journaled.
     pub(crate) fn new(
         caller: Arc<dyn Caller>,
         outer: &CallOptions,
         script: ScriptOrigin,
         limits: CodeLimits,
         concurrency: usize,
+        journal: Journal,
+        replay: Option<&Journal>,
     ) -> Self {
         let mut options = outer.clone();
         options.limits = None;
         options.script = Some(script);
+        options.journal = None;
+        let replay = replay
+            .map(|j| j.calls.iter().map(|e| (e.index, e.clone())).collect())
+            .unwrap_or_default();
         Self {
             caller,
             options,
             limits,
             concurrency: concurrency.max(1),
-            tally: Mutex::new(Tally::default()),
+            tally: Mutex::new(Tally {
+                next: 0,
+                calls: 0,
+                bytes: 0,
+                records: Vec::new(),
+                console: Vec::new(),
+                fuel: 0,
+                journal,
+                replay,
+                halt: None,
+            }),
         }
     }
 
     /// The records, console lines and fuel, in the order they happened.
     pub(crate) fn gathered(&self) -> Gathered {
         let mut tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
+        let mut journal = Journal::new(String::new(), 0, 0);
+        std::mem::swap(&mut journal, &mut tally.journal);
+        journal.calls.sort_by_key(|e| e.index);
         Gathered {
             records: std::mem::take(&mut tally.records),
             console: std::mem::take(&mut tally.console),
             fuel: tally.fuel,
+            journal,
+            unreplayed: tally.replay.len(),
+            halt: tally.halt.take().map(|(_, halt)| halt),
+        }
+    }
+
+    /// Takes positions for `count` calls, in order.
+    fn positions(&self, count: usize) -> u32 {
+        let mut tally = self.tally();
+        let first = tally.next;
+        tally.next = tally
+            .next
+            .saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
+        first
+    }
+
+    /// Halts the run for `halt` at position `index`, unless a call at a
+    /// lower position halted it already.
+    fn halt(tally: &mut Tally, index: u32, halt: Halt) {
+        if tally.halt.as_ref().is_none_or(|(at, _)| index < *at) {
+            tally.halt = Some((index, halt));
         }
     }
 
@@ -108,17 +186,9 @@ impl ScriptCalls {
     }
 
     /// Takes one call from the cap, or says why not.
+    /// Every call but one over the cap counts (so a replayed run, which
+    /// counts each journaled call, counts as the first run did).
     fn admit(&self, name: &str) -> Result<(), ToolFailure> {
-        if name == CODE_TOOL || name == PLAN_TOOL {
-            return Err(ToolFailure {
-                kind: "denied",
-                code: None,
-                message: format!(
-                    "a script cannot call `{name}`: call the tools it would run directly \
-                     (and use tools.parallel for a wave)"
-                ),
-            });
-        }
         let mut tally = self.tally();
         if tally.calls >= self.limits.max_calls {
             return Err(ToolFailure {
@@ -132,58 +202,169 @@ impl ScriptCalls {
             });
         }
         tally.calls += 1;
+        if name == CODE_TOOL || name == PLAN_TOOL {
+            return Err(ToolFailure {
+                kind: "denied",
+                code: None,
+                message: format!(
+                    "a script cannot call `{name}`: call the tools it would run directly \
+                     (and use tools.parallel for a wave)"
+                ),
+            });
+        }
         Ok(())
     }
 
+    /// Call number `index` of the run: answered from the earlier run's
+    /// journal when it holds it, else made through the call path.
     async fn one(
         &self,
+        index: u32,
         name: String,
         arguments: String,
         pause: ReviewPause,
     ) -> Result<ToolOutput, ToolFailure> {
-        self.admit(&name)?;
-        let mut options = self.options.clone();
-        options.review_pause = Some(pause);
+        let arguments_sha256 = hex::encode(Sha256::digest(arguments.as_bytes()));
+        let journaled = self.tally().replay.remove(&index);
+        if let Some(entry) = journaled {
+            return self.replayed(index, &name, &arguments_sha256, entry);
+        }
         let started = Instant::now();
-        let result = match serde_json::from_str::<Value>(&arguments) {
-            Err(err) => Err(ToolFailure {
-                kind: "invalid_arguments",
-                code: None,
-                message: format!("the arguments of `{name}` are not JSON: {err}"),
-            }),
-            Ok(value) => self
-                .caller
-                .call_value(&name, value, &options)
-                .await
-                .map_err(|err| failure(&err)),
-        };
+        let result = self.live(index, &name, arguments, pause).await;
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut tally = self.tally();
+        let result = match result {
+            Err(Live::Pending(err)) => {
+                // Not journaled: the retry makes this call, with the answer.
+                let failure = failure(&err);
+                Self::halt(&mut tally, index, Halt::Pending(err));
+                return Err(failure);
+            }
+            Err(Live::Failed(failure)) => Err(failure),
+            Ok(out) => {
+                tally.fuel = tally.fuel.saturating_add(out.fuel_consumed);
+                let bytes = tally.bytes.saturating_add(out.text.len());
+                if bytes > self.limits.max_call_bytes {
+                    Err(ToolFailure {
+                        kind: "limit",
+                        code: Some("too_much_output".into()),
+                        message: format!(
+                            "the script's tool calls returned more than {} bytes in all \
+                             (`max_call_bytes`); ask the tools for less (a filter, a page)",
+                            self.limits.max_call_bytes
+                        ),
+                    })
+                } else {
+                    tally.bytes = bytes;
+                    Ok(if out.json().is_some() {
+                        ToolOutput::Json(out.text)
+                    } else {
+                        ToolOutput::Text(out.text)
+                    })
+                }
+            }
+        };
         tally.records.push(CallRecord {
             tool: name.clone(),
             ok: result.is_ok(),
             ms,
+            journaled: false,
         });
-        let out = result?;
-        tally.fuel = tally.fuel.saturating_add(out.fuel_consumed);
-        tally.bytes = tally.bytes.saturating_add(out.text.len());
-        if tally.bytes > self.limits.max_call_bytes {
+        tally.journal.calls.push(JournalEntry::new(
+            index,
+            name,
+            arguments_sha256,
+            ms,
+            &result,
+        ));
+        result
+    }
+
+    /// Call `index` answered from the earlier run's `entry`, which must be
+    /// a call of the same tool with the same arguments; otherwise the run
+    /// halts as not deterministic.
+    fn replayed(
+        &self,
+        index: u32,
+        name: &str,
+        arguments_sha256: &str,
+        entry: JournalEntry,
+    ) -> Result<ToolOutput, ToolFailure> {
+        let mut tally = self.tally();
+        if entry.tool != name || entry.arguments_sha256 != arguments_sha256 {
+            let differs = if entry.tool == name {
+                format!(
+                    "other arguments (sha256 {arguments_sha256}, the journal has {})",
+                    entry.arguments_sha256
+                )
+            } else {
+                format!(
+                    "`{}`, the journal has `{}`",
+                    corral_names::text::escape(name),
+                    entry.tool
+                )
+            };
+            let message = format!(
+                "{NOT_DETERMINISTIC}: its call {} this time was {differs}. A script run for a \
+                 client that answers approvals by retrying (MCP 2026-07-28) must make the same \
+                 calls every run; Math.random and Date are already fixed per run",
+                index + 1
+            );
+            Self::halt(&mut tally, index, Halt::NotDeterministic(message.clone()));
             return Err(ToolFailure {
-                kind: "limit",
-                code: Some("too_much_output".into()),
-                message: format!(
-                    "the script's tool calls returned more than {} bytes in all \
-                     (`max_call_bytes`); ask the tools for less (a filter, a page)",
-                    self.limits.max_call_bytes
-                ),
+                kind: "execution_failed",
+                code: Some("not_deterministic".into()),
+                message,
             });
         }
-        Ok(if out.json().is_some() {
-            ToolOutput::Json(out.text)
-        } else {
-            ToolOutput::Text(out.text)
-        })
+        tally.calls = tally.calls.saturating_add(1);
+        let result = entry.answer.result();
+        if let Ok(ToolOutput::Json(text) | ToolOutput::Text(text)) = &result {
+            tally.bytes = tally.bytes.saturating_add(text.len());
+        }
+        tally.records.push(CallRecord {
+            tool: entry.tool.clone(),
+            ok: result.is_ok(),
+            ms: entry.ms,
+            journaled: true,
+        });
+        tally.journal.calls.push(entry);
+        result
     }
+
+    /// Call `index` through the call path.
+    async fn live(
+        &self,
+        index: u32,
+        name: &str,
+        arguments: String,
+        pause: ReviewPause,
+    ) -> Result<crate::CallOutput, Live> {
+        self.admit(name).map_err(Live::Failed)?;
+        let value = serde_json::from_str::<Value>(&arguments).map_err(|err| {
+            Live::Failed(ToolFailure {
+                kind: "invalid_arguments",
+                code: None,
+                message: format!("the arguments of `{name}` are not JSON: {err}"),
+            })
+        })?;
+        let mut options = self.options.clone();
+        options.script = options.script.map(|s| s.with_call(index));
+        options.review_pause = Some(pause);
+        match self.caller.call_value(name, value, &options).await {
+            Ok(out) => Ok(out),
+            Err(err @ CallError::ApprovalPending { .. }) => Err(Live::Pending(err)),
+            Err(err) => Err(Live::Failed(failure(&err))),
+        }
+    }
+}
+
+/// How a live call ended other than with an output.
+enum Live {
+    /// It waits for approval on a retry.
+    Pending(CallError),
+    /// It failed, as the script sees it.
+    Failed(ToolFailure),
 }
 
 /// A failed inner call as the script's `ToolError` sees it: one of four
@@ -219,7 +400,8 @@ impl ToolCalls for ScriptCalls {
         arguments: String,
         pause: ReviewPause,
     ) -> ToolFuture<'_, Result<ToolOutput, ToolFailure>> {
-        Box::pin(self.one(name, arguments, pause))
+        let index = self.positions(1);
+        Box::pin(self.one(index, name, arguments, pause))
     }
 
     fn parallel(
@@ -227,9 +409,11 @@ impl ToolCalls for ScriptCalls {
         calls: Vec<(String, String)>,
         pause: ReviewPause,
     ) -> ToolFuture<'_, Vec<Result<ToolOutput, ToolFailure>>> {
+        // Positions in the wave's order, whatever order the calls end in.
+        let first = self.positions(calls.len());
         Box::pin(async move {
-            futures_util::stream::iter(calls)
-                .map(|(name, arguments)| self.one(name, arguments, pause.clone()))
+            futures_util::stream::iter((first..).zip(calls))
+                .map(|(index, (name, arguments))| self.one(index, name, arguments, pause.clone()))
                 .buffered(self.concurrency)
                 .collect()
                 .await
@@ -238,5 +422,9 @@ impl ToolCalls for ScriptCalls {
 
     fn console(&self, level: ConsoleLevel, text: String) {
         self.tally().console.push(ConsoleLine { level, text });
+    }
+
+    fn halted(&self) -> bool {
+        self.tally().halt.is_some()
     }
 }

@@ -33,10 +33,10 @@ use tokio::sync::{OnceCell, Semaphore};
 use crate::call::CallOptions;
 use crate::call::compose::Caller;
 use corral_sandbox::{
-    CallError, ComponentCache, Engine, Grants, Leaks, Limits, Op, OpResult, PluginPre, RunSetup,
-    RunnerPre, ScriptError, SystemResolver,
+    CallError, ComponentCache, Engine, Grants, Journal, Leaks, Limits, Op, OpResult, PluginPre,
+    RunSetup, RunnerPre, ScriptError, SystemResolver,
 };
-use hook::ScriptCalls;
+use hook::{Halt, ScriptCalls};
 
 pub use crate::model::names::CODE_TOOL;
 
@@ -47,10 +47,15 @@ pub use crate::model::names::CODE_TOOL;
 /// | `max_calls` | tool calls per script | 100 |
 /// | `max_call_bytes` | bytes the script's tool calls return, in all | 16 MiB |
 /// | `max_code_bytes` | bytes of script | 64 KiB |
+/// | `max_journal_bytes` | bytes of a run's journal, as JSON | 256 KiB |
 ///
 /// Going over `max_calls` or `max_call_bytes` throws a `ToolError` of kind
 /// `limit` into the script (which may catch it); a longer script is the
-/// caller's invalid input.
+/// caller's invalid input. The journal (every answer the script got, see
+/// [`Journal`](corral_sandbox::Journal)) matters only when a call inside the
+/// script waits for approval on a retry (MCP 2026-07-28 clients): the
+/// journal then rides in the `requestState` the client carries back, and a
+/// journal over `max_journal_bytes` fails the call instead, saying so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CodeLimits {
@@ -60,6 +65,9 @@ pub struct CodeLimits {
     pub max_call_bytes: usize,
     /// Longest script, in bytes.
     pub max_code_bytes: usize,
+    /// Largest journal handed back with a call waiting for approval, in
+    /// bytes of JSON.
+    pub max_journal_bytes: usize,
 }
 
 impl Default for CodeLimits {
@@ -68,6 +76,7 @@ impl Default for CodeLimits {
             max_calls: 100,
             max_call_bytes: 16 << 20,
             max_code_bytes: 64 << 10,
+            max_journal_bytes: 256 << 10,
         }
     }
 }
@@ -84,6 +93,13 @@ impl CodeLimits {
     #[must_use]
     pub fn with_max_call_bytes(mut self, bytes: usize) -> Self {
         self.max_call_bytes = bytes;
+        self
+    }
+
+    /// These limits with journals of at most `bytes` (JSON).
+    #[must_use]
+    pub fn with_max_journal_bytes(mut self, bytes: usize) -> Self {
+        self.max_journal_bytes = bytes;
         self
     }
 }
@@ -246,16 +262,33 @@ pub(crate) async fn run(
             tool: name.to_string(),
             message: "the host is shutting down".into(),
         })?;
-    let script =
-        corral_sandbox::ScriptOrigin::new(hex::encode(Sha256::digest(code.as_bytes())), code);
+    let code_sha256 = hex::encode(Sha256::digest(code.as_bytes()));
+    let replay = options.journal.as_deref();
+    if let Some(journal) = replay
+        && journal.code_sha256 != code_sha256
+    {
+        return Err(CallError::InvalidArguments {
+            tool: name.to_string(),
+            problems: vec![format!(
+                "the journal being replayed is of another script (sha256 {}, this one is {}): \
+                 a retry must carry the script its approval was asked for; call again without \
+                 the journal to start over",
+                journal.code_sha256, code_sha256
+            )],
+            code: None,
+        });
+    }
+    let (seed, start_ms) = replay.map_or_else(seed_and_start, |j| (j.seed, j.start_ms));
+    let script = corral_sandbox::ScriptOrigin::new(code_sha256.clone(), code);
     let hook = Arc::new(ScriptCalls::new(
         caller,
         options,
         script,
         code_env.limits,
         concurrency,
+        Journal::new(code_sha256, seed, start_ms),
+        replay,
     ));
-    let (seed, start_ms) = seed_and_start();
     let redactions = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let tool: Arc<str> = Arc::from(name);
     let setup = RunSetup {
@@ -282,6 +315,28 @@ pub(crate) async fn run(
     .await;
     let gathered = hook.gathered();
     let fuel = report.fuel_consumed.saturating_add(gathered.fuel);
+    match gathered.halt {
+        Some(Halt::NotDeterministic(message)) => return Err(not_deterministic(name, message)),
+        Some(Halt::Pending(pending)) => {
+            return Err(pending_with(
+                name,
+                pending,
+                gathered.journal,
+                code_env.limits,
+            ));
+        }
+        None => {}
+    }
+    if gathered.unreplayed > 0 && matches!(result, Ok(OpResult::Script(_))) {
+        return Err(not_deterministic(
+            name,
+            format!(
+                "{}: it ended without making {} of the calls its journal holds",
+                corral_sandbox::NOT_DETERMINISTIC,
+                gathered.unreplayed
+            ),
+        ));
+    }
     let returned = match result {
         Ok(OpResult::Script(Ok(json))) => json,
         Ok(OpResult::Script(Err(err))) => return Err(uncaught(name, &err)),
@@ -321,6 +376,46 @@ pub(crate) async fn run(
         json!({ "result": result, "logs": logs, "calls": gathered.records }),
         fuel,
     ))
+}
+
+/// A re-run that did not repeat its calls.
+fn not_deterministic(name: &str, message: String) -> CallError {
+    CallError::ToolFailed {
+        tool: name.to_string(),
+        message,
+        code: None,
+        retryable: false,
+    }
+}
+
+/// The run stopped at a call waiting for approval on a retry: that call's
+/// [`CallError::ApprovalPending`], carrying the run's journal, unless the
+/// journal is over [`CodeLimits::max_journal_bytes`].
+fn pending_with(name: &str, pending: CallError, journal: Journal, limits: CodeLimits) -> CallError {
+    let CallError::ApprovalPending { tool, request, .. } = pending else {
+        return pending;
+    };
+    let bytes = journal.json_bytes();
+    if bytes > limits.max_journal_bytes {
+        return CallError::ToolFailed {
+            tool: name.to_string(),
+            message: format!(
+                "the script's call of `{tool}` needs approval, which this client gives by \
+                 calling again, and a retry carries the answers of every call before it; \
+                 those are {bytes} bytes, over the cap of {} (`max_journal_bytes`). Make the \
+                 gated call earlier in the script, have the calls before it return less, or \
+                 call `{tool}` on its own",
+                limits.max_journal_bytes
+            ),
+            code: None,
+            retryable: false,
+        };
+    }
+    CallError::ApprovalPending {
+        tool,
+        request,
+        journal: Some(Box::new(journal)),
+    }
 }
 
 /// A fresh seed and start time per run: what `Math.random` and `Date.now()`

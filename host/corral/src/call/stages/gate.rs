@@ -69,6 +69,7 @@ pub(super) async fn declared(
         Verdict::Defer => Err(CallError::ApprovalPending {
             tool: tool.spec().name.clone(),
             request: Box::new(request),
+            journal: None,
         }),
         Verdict::Proceed { edited: None } => Ok(arguments),
         Verdict::Proceed {
@@ -102,6 +103,7 @@ impl GuestReview {
             return CallError::ApprovalPending {
                 tool,
                 request: Box::new(request),
+                journal: None,
             };
         }
         CallError::Configuration {
