@@ -312,6 +312,63 @@ async fn each_gated_call_of_a_script_is_reviewed_and_shows_the_script() {
 }
 
 #[tokio::test]
+async fn a_scripts_calls_are_audited_as_children_of_its_run() {
+    let dir = plugin_dir(&[ENCODE]);
+    std::fs::write(
+        dir.path().join("encode.policy.toml"),
+        "version = 1\n[resilience]\naudit = { level = \"all\" }\n",
+    )
+    .expect("policy");
+    let state = tempfile::tempdir().expect("temp dir");
+    let log = state.path().join("audit.jsonl");
+    let host = builder(dir.path())
+        .require_approval("sha256")
+        .reviewer_arc(std::sync::Arc::new(Recording::default()))
+        .audit_log(corral::AuditLog::open(&log).expect("audit log"))
+        .build()
+        .await
+        .expect("host");
+    run(
+        &host,
+        "await tools.sha256({text: 'a'});\nreturn (await tools.base64_encode({text: 'b'}));",
+    )
+    .await
+    .expect("script");
+    call(&host, "sha256", json!({"text": "direct"}))
+        .await
+        .expect("direct");
+    let records: Vec<Value> = std::fs::read_to_string(&log)
+        .expect("log")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let of = |event: &str, tool: &str| -> Vec<&Value> {
+        records
+            .iter()
+            .filter(|r| r["event"] == event && r["tool"] == tool)
+            .collect()
+    };
+    let script = of("call", CODE_TOOL);
+    assert_eq!(script.len(), 1, "{records:#?}");
+    assert_eq!(script[0]["outcome"], "ok");
+    assert_eq!(script[0]["parent_id"], Value::Null);
+    let id = script[0]["call_id"].as_str().expect("call_id");
+    assert_eq!(id.len(), 32);
+    // Both inner calls and the inner call's approval name the run; the
+    // direct call and its approval name none.
+    let hashes = of("call", "sha256");
+    let approvals = of("approval", "sha256");
+    let encoded = of("call", "base64_encode");
+    assert_eq!((hashes.len(), approvals.len(), encoded.len()), (2, 2, 1));
+    for child in [hashes[0], approvals[0], encoded[0]] {
+        assert_eq!(child["parent_id"], json!(id), "{child}");
+    }
+    assert_eq!(hashes[1]["parent_id"], Value::Null);
+    assert_eq!(approvals[1]["parent_id"], Value::Null);
+    assert_ne!(hashes[0]["call_id"], hashes[1]["call_id"]);
+}
+
+#[tokio::test]
 async fn scripts_filling_every_slot_still_get_their_calls_through() {
     // Two plugin slots, and more scripts at once than there are script
     // slots: every script waits on inner calls while others wait for a

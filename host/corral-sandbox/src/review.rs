@@ -75,6 +75,10 @@ pub struct ScriptOrigin {
     /// `tools.parallel` wave in their order in the wave); `None` before
     /// the call layer numbers it.
     pub call: Option<u32>,
+    /// The id of the script's run: the audit log's `call_id` of its
+    /// `execute_code` record, which the records of its calls name as their
+    /// `parent_id`.
+    pub run: Option<String>,
 }
 
 impl ScriptOrigin {
@@ -102,7 +106,15 @@ impl ScriptOrigin {
             sha256: sha256.into(),
             excerpt,
             call: None,
+            run: None,
         }
+    }
+
+    /// This origin for the run with id `run`.
+    #[must_use]
+    pub fn with_run(mut self, run: impl Into<String>) -> Self {
+        self.run = Some(run.into());
+        self
     }
 
     /// This origin for the script's call number `index` (from 0).

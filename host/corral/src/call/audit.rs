@@ -3,8 +3,10 @@
 //!
 //! - `"approval"`: a gated call's review and decision (audit level `gated`,
 //!   the default, or `all`);
-//! - `"call"`: one execution of a tool whose audit level is `all`
-//!   ([`CallRecord`]): tool, plugin digest, the context pairs that reached
+//! - `"call"`: one execution of a tool whose audit level is `all`, and
+//!   every run of `execute_code` ([`CallRecord`]): its own `call_id`, the
+//!   `parent_id` of the script run that made it (`null` for a call the
+//!   caller made), tool, plugin digest, the context pairs that reached
 //!   the plugin, outcome, duration, fuel, attempts, whether it came from the
 //!   cache, the arguments' sha256, and the arguments themselves (with the
 //!   `mask_fields` replaced by `"***"`) only when `record_arguments` is set.
@@ -19,7 +21,8 @@
 //! JSON text, "reviewer": reviewer name or "standing" or "none", "decision":
 //! "continue"|"continue_always"|"exit_early"|"edit"|"timeout"|"error",
 //! "reason": text or null, "edited_arguments": the reviewer's revised
-//! arguments or null, "review_ms"}`.
+//! arguments or null, "review_ms", "parent_id": the `call_id` of the script
+//! run that made the call, or null}`.
 //!
 //! Crash safety: the file is opened in append mode and each record is one
 //! `write` of a complete line followed by `fdatasync`, so earlier lines are
@@ -86,6 +89,9 @@ pub struct AuditRecord {
     pub edited_arguments: Option<serde_json::Value>,
     /// How long the review took, in milliseconds.
     pub review_ms: u64,
+    /// The `call_id` of the script run (`execute_code`) that made the
+    /// call, if one did.
+    pub parent_id: Option<String>,
 }
 
 impl AuditRecord {
@@ -98,6 +104,25 @@ impl AuditRecord {
     pub fn now() -> String {
         humantime::format_rfc3339_millis(SystemTime::now()).to_string()
     }
+
+    /// A fresh id for a call record: 32 lowercase hex characters, the
+    /// sha256 of the time, the process and a counter, cut to 16 bytes. Ids
+    /// are unique in a log (and across replicas), not secret.
+    pub fn new_id() -> String {
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let now = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mut hash = Sha256::new();
+        hash.update(now.to_le_bytes());
+        hash.update(std::process::id().to_le_bytes());
+        hash.update(
+            COUNTER
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .to_le_bytes(),
+        );
+        hex::encode(&hash.finalize()[..16])
+    }
 }
 
 /// One execution of a tool audited at level `all`; see the module docs.
@@ -108,6 +133,11 @@ pub struct CallRecord {
     pub time: String,
     /// `call`.
     pub event: &'static str,
+    /// This record's id ([`AuditRecord::new_id`]).
+    pub call_id: String,
+    /// The `call_id` of the script run (`execute_code`) that made this
+    /// call; `None` for a call the caller made.
+    pub parent_id: Option<String>,
     /// The tool.
     pub tool: String,
     /// The plugin.
@@ -137,6 +167,22 @@ pub struct CallRecord {
     /// not 0, and such a call is recorded whatever its audit level.
     #[serde(skip_serializing_if = "is_zero")]
     pub secrets_redacted: u32,
+}
+
+impl CallRecord {
+    /// Sets the outcome to `err`'s kind and code.
+    pub(crate) fn failed(&mut self, err: &corral_sandbox::CallError) {
+        self.outcome = err.kind().into();
+        self.code = err.code();
+    }
+
+    /// Appends this record to `log`; a failed write is logged at ERROR
+    /// (the call's result stands).
+    pub(crate) fn append_to(&self, log: &AuditLog) {
+        if let Err(err) = log.append(self) {
+            tracing::error!(path = %log.path().display(), "audit log write failed: {err}");
+        }
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -303,6 +349,7 @@ mod tests {
             reason: None,
             edited_arguments: None,
             review_ms: 0,
+            parent_id: None,
         }
     }
 

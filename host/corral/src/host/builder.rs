@@ -435,6 +435,7 @@ impl HostBuilder {
         .await?;
         super::startup::warn_about_gates(&catalog, &self.required, self.gate.reviewer.is_some());
         let gate = Arc::new(self.gate);
+        let code_audit = gate.audit.clone();
         // The sandbox, inside the resilience layers, inside the embedder's.
         let mut dispatch: DispatchService = crate::call::resilience::wrap(
             PluginDispatch::new(
@@ -465,6 +466,7 @@ impl HostBuilder {
                         engine.clone(),
                         self.cache.clone(),
                         self.code_limits,
+                        code_audit,
                     )),
                 },
                 engine,

@@ -107,6 +107,7 @@ impl Gatekeeper {
                 reason: outcome.reason,
                 edited_arguments: outcome.edited,
                 review_ms,
+                parent_id: request.script.as_ref().and_then(|s| s.run.clone()),
             };
             if let Err(err) = audit.append(&record) {
                 tracing::error!(path = %audit.path().display(), "audit log write failed: {err}");

@@ -20,6 +20,7 @@
 //! the pool's plugin slots), so a script waiting for its inner calls never
 //! holds a slot they need: no deadlock however many scripts run.
 
+mod guide;
 mod hook;
 pub mod typescript;
 
@@ -31,11 +32,13 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::call::CallOptions;
+use crate::call::audit::{AuditLog, AuditRecord, CallRecord};
 use crate::call::compose::Caller;
 use corral_sandbox::{
     CallError, ComponentCache, Engine, Grants, Journal, Leaks, Limits, Op, OpResult, PluginPre,
     RunSetup, RunnerPre, ScriptError, SystemResolver,
 };
+pub(crate) use guide::{DESCRIPTION, description, schema};
 use hook::{Halt, ScriptCalls};
 
 pub use crate::model::names::CODE_TOOL;
@@ -112,16 +115,24 @@ pub(crate) struct CodeEnv {
     runner: OnceCell<Result<Arc<PluginPre>, String>>,
     slots: Semaphore,
     limits: CodeLimits,
+    /// Where each run's `call` record goes, if anywhere.
+    audit: Option<Arc<AuditLog>>,
 }
 
 impl CodeEnv {
-    pub(crate) fn new(engine: Engine, cache: ComponentCache, limits: CodeLimits) -> Self {
+    pub(crate) fn new(
+        engine: Engine,
+        cache: ComponentCache,
+        limits: CodeLimits,
+        audit: Option<Arc<AuditLog>>,
+    ) -> Self {
         Self {
             engine,
             cache,
             runner: OnceCell::new(),
             slots: Semaphore::new(corral_sandbox::SCRIPT_INSTANCES as usize),
             limits,
+            audit,
         }
     }
 
@@ -148,69 +159,10 @@ impl CodeEnv {
     }
 }
 
-/// The JSON Schema of `execute_code`'s arguments.
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "code": {
-                "type": "string",
-                "description": "The body of an async JavaScript function. Call tools as \
-                    `await tools.NAME({...})`; run several at once with \
-                    `await tools.parallel([[\"NAME\", {...}], ...])`. `return` a JSON value."
-            },
-            "timeout_ms": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "A shorter deadline for the whole script, in milliseconds \
-                    (it can only tighten the host's)."
-            }
-        },
-        "required": ["code"],
-        "additionalProperties": false
-    })
-}
-
-/// The description of `execute_code` shown to models.
-pub(crate) const DESCRIPTION: &str = "Run a JavaScript script that calls tools, and get back \
-what it returns. Use it for work of several steps: loops, filtering and combining tool \
-results happen inside the script, and only the return value comes back. The code is the \
-body of an async function: `const r = await tools.NAME({...}); return r.field;`. \
-`tools.parallel([[\"a\", {...}], [\"b\", {...}]])` runs calls as one wave. A failed call \
-throws a ToolError with `kind` (invalid_arguments, execution_failed, denied, limit), `code` \
-and `message`. `console.log` lines come back in `logs`. There is no network, file system or \
-real clock; Math.random and Date are deterministic per run.";
-
-/// Most bytes of TypeScript declarations `execute_code`'s description
-/// carries: 12 KiB. A catalog whose declarations are larger gets none in
-/// the description (which then says where to find each tool's schema), so
-/// that progressive disclosure keeps a large catalog's first list small.
-pub const DECLARATIONS_BUDGET: usize = 12 << 10;
-
-/// `execute_code`'s description for a catalog serving `specs`: the guide,
-/// then the declarations of every tool a script can call (in name order)
-/// when they fit in [`DECLARATIONS_BUDGET`], or else where a model finds
-/// them.
-pub(crate) fn description<'a>(specs: impl IntoIterator<Item = &'a crate::ToolSpec>) -> String {
-    let mut specs: Vec<&crate::ToolSpec> = specs
-        .into_iter()
-        .filter(|s| !crate::model::names::RESERVED_NAMES.contains(&s.name.as_str()))
-        .collect();
-    specs.sort_by(|a, b| a.name.cmp(&b.name));
-    let declarations = typescript::declarations(specs.iter().copied());
-    if declarations.len() <= DECLARATIONS_BUDGET {
-        format!("{DESCRIPTION}\n\nThe tools a script can call:\n```ts\n{declarations}```")
-    } else {
-        format!(
-            "{DESCRIPTION}\n\nA script can call any of the {} tools this server serves, \
-             with the arguments a direct call takes (each tool's input schema; find tools with \
-             `tool_search`). `corral describe --typescript NAME` prints a tool's declaration.",
-            specs.len()
-        )
-    }
-}
-
-/// Runs `execute_code` with validated `arguments` (called as `name`).
+/// Runs `execute_code` with validated `arguments` (called as `name`), and
+/// appends its `call` record to the audit log, if there is one: every run is
+/// recorded, with an id the records of its tool calls (and of their
+/// approvals) name as their `parent_id`.
 ///
 /// # Errors
 /// [`CallError::InvalidArguments`] for a script over
@@ -230,6 +182,63 @@ pub(crate) async fn run(
     arguments: &Value,
     options: &CallOptions,
 ) -> Result<(Value, u64), CallError> {
+    let started = std::time::Instant::now();
+    let run = Run {
+        limits,
+        concurrency,
+        id: AuditRecord::new_id(),
+    };
+    let result = script(code_env, &run, caller, name, arguments, options).await;
+    if let Some(log) = &code_env.audit {
+        let mut record = CallRecord {
+            time: AuditRecord::now(),
+            event: "call",
+            call_id: run.id,
+            parent_id: None,
+            tool: name.to_string(),
+            plugin: "corral".into(),
+            plugin_sha256: hex::encode(Sha256::digest(corral_sandbox::RUNNER_WASM)),
+            context: options
+                .context
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            outcome: "ok".into(),
+            code: None,
+            duration_ms: started.elapsed().as_secs_f64() * 1e3,
+            fuel: 0,
+            attempts: 1,
+            cache_hit: false,
+            arguments_sha256: AuditRecord::hash(&arguments.to_string()),
+            arguments: None,
+            secrets_redacted: 0,
+        };
+        match &result {
+            Ok((_, fuel)) => record.fuel = *fuel,
+            Err(err) => record.failed(err),
+        }
+        record.append_to(log);
+    }
+    result
+}
+
+/// One run's settings: the limits, the wave concurrency, the run's id.
+struct Run {
+    limits: Limits,
+    concurrency: usize,
+    id: String,
+}
+
+/// [`run`] without its audit record.
+async fn script(
+    code_env: &CodeEnv,
+    run: &Run,
+    caller: Arc<dyn Caller>,
+    name: &str,
+    arguments: &Value,
+    options: &CallOptions,
+) -> Result<(Value, u64), CallError> {
+    let (limits, concurrency) = (run.limits, run.concurrency);
     let code = arguments.get("code").and_then(Value::as_str).unwrap_or("");
     if code.len() > code_env.limits.max_code_bytes {
         return Err(CallError::InvalidArguments {
@@ -279,7 +288,7 @@ pub(crate) async fn run(
         });
     }
     let (seed, start_ms) = replay.map_or_else(seed_and_start, |j| (j.seed, j.start_ms));
-    let script = corral_sandbox::ScriptOrigin::new(code_sha256.clone(), code);
+    let script = corral_sandbox::ScriptOrigin::new(code_sha256.clone(), code).with_run(&run.id);
     let hook = Arc::new(ScriptCalls::new(
         caller,
         options,

@@ -48,6 +48,11 @@ impl<S: Inner> Service<Invocation> for Audit<S> {
             // Cheap handles now; the record is built only if it is written.
             let (tool, context) = (invocation.tool.clone(), invocation.context.clone());
             let arguments = invocation.arguments.clone();
+            let parent_id = invocation
+                .options
+                .script
+                .as_ref()
+                .and_then(|s| s.run.clone());
             let (started, redactions) = (invocation.started, invocation.redactions.clone());
             let result = inner.oneshot(invocation).await;
             let secrets_redacted = redactions.load(Ordering::Relaxed);
@@ -66,6 +71,8 @@ impl<S: Inner> Service<Invocation> for Audit<S> {
             let mut record = CallRecord {
                 time: AuditRecord::now(),
                 event: "call",
+                call_id: AuditRecord::new_id(),
+                parent_id,
                 tool,
                 plugin,
                 plugin_sha256: sha256,
@@ -87,14 +94,9 @@ impl<S: Inner> Service<Invocation> for Audit<S> {
                     record.attempts = out.attempts;
                     record.cache_hit = out.cache_hit;
                 }
-                Err(err) => {
-                    record.outcome = err.kind().into();
-                    record.code = err.code();
-                }
+                Err(err) => record.failed(err),
             }
-            if let Err(err) = log.append(&record) {
-                tracing::error!(path = %log.path().display(), "audit log write failed: {err}");
-            }
+            record.append_to(&log);
             result
         })
     }
