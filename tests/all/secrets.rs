@@ -429,3 +429,65 @@ async fn approval_text_and_output_of_a_plugin_with_secrets_are_scanned() {
         "{seen:?}"
     );
 }
+
+#[tokio::test]
+async fn a_script_cannot_reassemble_a_secret_from_its_tools_outputs() {
+    let dir = crate::support::plugin_dir(&[crate::support::HOSTILE]);
+    std::fs::write(
+        dir.path().join("fixture_hostile.policy.toml"),
+        "version = 1\n[http]\nallow = [\"https://api.example.com\"]\n\
+         [[http.credentials]]\nhost = \"https://api.example.com\"\nheader = \"X-Key\"\n\
+         value = \"{secret:EXAMPLE_KEY}\"\n",
+    )
+    .expect("policy");
+    let store_dir = tempfile::tempdir().expect("store");
+    let store = corral::SecretStore::at(store_dir.path().join("secrets.toml"));
+    store
+        .set("EXAMPLE_KEY", "sk-test-0123456789abcdef")
+        .expect("set");
+    let audit = store_dir.path().join("audit.jsonl");
+    let host = corral::Host::builder()
+        .plugin_dir(dir.path())
+        .pool(crate::support::pool())
+        .cache(crate::support::cache())
+        .secrets(store)
+        .audit_log(corral::AuditLog::open(&audit).expect("audit"))
+        .build()
+        .await
+        .expect("host");
+    // Each half passes the echo tool's own scan; the whole, joined by the
+    // script, is caught by the scan of what the script hands back.
+    let join = "const a = (await tools.echo({text: 'sk-test-0123'})).echo;\n\
+                const b = (await tools.echo({text: '456789abcdef'})).echo;\n";
+    let options = corral::CallOptions::default();
+    let run = |body: &str| {
+        host.call_value(
+            corral::CODE_TOOL,
+            serde_json::json!({ "code": format!("{join}{body}") }),
+            &options,
+        )
+    };
+    let out = run("console.log('key:', a + b);\nreturn {key: a + b, [a + b]: 1};")
+        .await
+        .expect("script")
+        .into_json()
+        .expect("json");
+    let redacted = "[secret EXAMPLE_KEY redacted]";
+    assert_eq!(out["result"]["key"], redacted, "{out}");
+    assert_eq!(out["result"][redacted], 1, "{out}");
+    assert_eq!(out["logs"][0]["text"], format!("key: {redacted}"), "{out}");
+    let err = run("throw new Error(a + b);").await.expect_err("thrown");
+    assert!(err.to_string().contains(redacted), "{err}");
+    assert!(!err.to_string().contains("456789abcdef"), "{err}");
+    let runs: Vec<_> = redacted_calls(&audit)
+        .into_iter()
+        .filter(|(tool, _)| tool == corral::CODE_TOOL)
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (corral::CODE_TOOL.to_string(), 3),
+            (corral::CODE_TOOL.to_string(), 1)
+        ]
+    );
+}

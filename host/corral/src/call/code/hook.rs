@@ -80,6 +80,8 @@ struct Tally {
     replay: BTreeMap<u32, JournalEntry>,
     /// The pending call of the lowest position, or the first mismatch.
     halt: Option<(u32, Halt)>,
+    /// The tools called (live or from the journal), for the leak scan.
+    tools: std::collections::BTreeSet<String>,
 }
 
 /// What one run of the runner calls its tools through.
@@ -103,6 +105,8 @@ pub(crate) struct Gathered {
     pub unreplayed: usize,
     /// Why the run was halted, if it was.
     pub halt: Option<Halt>,
+    /// The tools the script called.
+    pub tools: std::collections::BTreeSet<String>,
 }
 
 impl ScriptCalls {
@@ -143,6 +147,7 @@ impl ScriptCalls {
                 journal,
                 replay,
                 halt: None,
+                tools: std::collections::BTreeSet::new(),
             }),
         }
     }
@@ -160,6 +165,7 @@ impl ScriptCalls {
             journal,
             unreplayed: tally.replay.len(),
             halt: tally.halt.take().map(|(_, halt)| halt),
+            tools: std::mem::take(&mut tally.tools),
         }
     }
 
@@ -270,6 +276,7 @@ impl ScriptCalls {
             ms,
             journaled: false,
         });
+        tally.tools.insert(name.clone());
         tally.journal.calls.push(JournalEntry::new(
             index,
             name,
@@ -328,6 +335,7 @@ impl ScriptCalls {
             ms: entry.ms,
             journaled: true,
         });
+        tally.tools.insert(entry.tool.clone());
         tally.journal.calls.push(entry);
         result
     }

@@ -22,6 +22,7 @@
 
 mod guide;
 mod hook;
+mod scan;
 pub mod typescript;
 
 use std::sync::Arc;
@@ -40,6 +41,8 @@ use corral_sandbox::{
 };
 pub(crate) use guide::{DESCRIPTION, description, schema};
 use hook::{Halt, ScriptCalls};
+pub(crate) use scan::RedactorOf;
+use scan::Scan;
 
 pub use crate::model::names::CODE_TOOL;
 
@@ -173,10 +176,12 @@ impl CodeEnv {
 ///
 /// `limits` are the host's, already tightened by the call's override;
 /// `concurrency` is how many calls of a `tools.parallel` wave run at once.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
     code_env: &CodeEnv,
     limits: Limits,
     concurrency: usize,
+    redactor_of: RedactorOf,
     caller: Arc<dyn Caller>,
     name: &str,
     arguments: &Value,
@@ -187,6 +192,8 @@ pub(crate) async fn run(
         limits,
         concurrency,
         id: AuditRecord::new_id(),
+        redactor_of,
+        redactions: Arc::default(),
     };
     let result = script(code_env, &run, caller, name, arguments, options).await;
     if let Some(log) = &code_env.audit {
@@ -211,7 +218,7 @@ pub(crate) async fn run(
             cache_hit: false,
             arguments_sha256: AuditRecord::hash(&arguments.to_string()),
             arguments: None,
-            secrets_redacted: 0,
+            secrets_redacted: run.redactions.load(std::sync::atomic::Ordering::Relaxed),
         };
         match &result {
             Ok((_, fuel)) => record.fuel = *fuel,
@@ -222,11 +229,14 @@ pub(crate) async fn run(
     result
 }
 
-/// One run's settings: the limits, the wave concurrency, the run's id.
+/// One run's settings: the limits, the wave concurrency, the run's id, the
+/// leak scan's redactors and count.
 struct Run {
     limits: Limits,
     concurrency: usize,
     id: String,
+    redactor_of: RedactorOf,
+    redactions: Arc<std::sync::atomic::AtomicU32>,
 }
 
 /// [`run`] without its audit record.
@@ -298,7 +308,6 @@ async fn script(
         Journal::new(code_sha256, seed, start_ms),
         replay,
     ));
-    let redactions = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let tool: Arc<str> = Arc::from(name);
     let setup = RunSetup {
         engine: &code_env.engine,
@@ -311,7 +320,7 @@ async fn script(
         tools: Some(hook.clone()),
         resolver: Arc::new(SystemResolver),
         progress: options.progress.clone(),
-        leaks: Leaks::new(None, tool, redactions),
+        leaks: Leaks::new(None, tool, run.redactions.clone()),
     };
     let (result, report) = corral_sandbox::run(
         setup,
@@ -348,7 +357,14 @@ async fn script(
     }
     let returned = match result {
         Ok(OpResult::Script(Ok(json))) => json,
-        Ok(OpResult::Script(Err(err))) => return Err(uncaught(name, &err)),
+        Ok(OpResult::Script(Err(err))) => {
+            let scan = Scan::of(
+                gathered.tools.iter().map(String::as_str),
+                &run.redactor_of,
+                run.redactions.clone(),
+            );
+            return Err(uncaught(name, &err, &scan));
+        }
         Ok(_) => {
             return Err(CallError::Internal {
                 tool: name.to_string(),
@@ -365,6 +381,11 @@ async fn script(
             limit_bytes: limits.output_bytes,
         });
     }
+    let scan = Scan::of(
+        gathered.tools.iter().map(String::as_str),
+        &run.redactor_of,
+        run.redactions.clone(),
+    );
     let result: Value = serde_json::from_str(&returned).map_err(|err| CallError::Internal {
         tool: name.to_string(),
         message: format!("the runner returned text that is not JSON: {err}"),
@@ -372,7 +393,7 @@ async fn script(
     let mut logs: Vec<Value> = gathered
         .console
         .into_iter()
-        .map(|line| json!({ "level": line.level, "text": line.text }))
+        .map(|line| json!({ "level": line.level, "text": scan.text(line.text) }))
         .collect();
     if report.log_dropped > 0 {
         logs.push(json!({
@@ -382,7 +403,7 @@ async fn script(
         }));
     }
     Ok((
-        json!({ "result": result, "logs": logs, "calls": gathered.records }),
+        json!({ "result": scan.value(result), "logs": logs, "calls": gathered.records }),
         fuel,
     ))
 }
@@ -445,9 +466,9 @@ fn seed_and_start() -> (u64, u64) {
 
 /// An uncaught exception: a tool error that names where, with the
 /// script's text escaped.
-fn uncaught(name: &str, err: &ScriptError) -> CallError {
+fn uncaught(name: &str, err: &ScriptError, scan: &Scan) -> CallError {
     let message = corral_names::text::escape(&corral_names::text::truncate(
-        err.message.clone(),
+        scan.text(err.message.clone()),
         corral_sandbox::MAX_LOG_MESSAGE_BYTES,
     ))
     .into_owned();

@@ -57,14 +57,21 @@ pub(super) async fn run<H: Caller + Clone + 'static>(
             (result.to_json(), result.fuel_consumed())
         }
         Builtin::Code => {
-            // Inner calls resolve in whatever catalog is current when they start.
-            drop(catalog);
+            // Inner calls resolve in whatever catalog is current when they
+            // start; the leak scan of what the script returns uses the
+            // secrets of the plugins as the call started.
+            let redactor_of: crate::call::code::RedactorOf = Arc::new(move |tool: &str| {
+                catalog
+                    .tool(tool)
+                    .and_then(|t| t.plugin().and_then(|p| p.grants().redactor.clone()))
+            });
             let caller: Arc<dyn Caller> = Arc::new(host.clone());
             let limits = super::with_override(name, &env.limits, options.limits.as_ref())?;
             crate::call::code::run(
                 &env.code,
                 limits,
                 env.plan_limits.max_concurrency,
+                redactor_of,
                 caller,
                 name,
                 &arguments.value,
