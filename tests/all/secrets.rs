@@ -377,8 +377,12 @@ impl corral::Reviewer for Recorder {
     }
 }
 
-#[tokio::test]
-async fn approval_text_and_output_of_a_plugin_with_secrets_are_scanned() {
+/// The hostile fixture, whose policy injects `EXAMPLE_KEY` (the value
+/// [`SECRET`]) into requests to api.example.com, served with `reviewer` and
+/// an audit log. Answers the host, the directory guards and the log's path.
+async fn hostile_with_a_secret(
+    reviewer: std::sync::Arc<Recorder>,
+) -> (corral::Host, Vec<tempfile::TempDir>, std::path::PathBuf) {
     let dir = crate::support::plugin_dir(&[crate::support::HOSTILE]);
     std::fs::write(
         dir.path().join("fixture_hostile.policy.toml"),
@@ -389,19 +393,30 @@ async fn approval_text_and_output_of_a_plugin_with_secrets_are_scanned() {
     .expect("policy");
     let store_dir = tempfile::tempdir().expect("store");
     let store = corral::SecretStore::at(store_dir.path().join("secrets.toml"));
-    let secret = "sk-test-0123456789abcdef";
-    store.set("EXAMPLE_KEY", secret).expect("set");
-    let reviewer = std::sync::Arc::new(Recorder::default());
+    store.set("EXAMPLE_KEY", SECRET).expect("set");
+    let audit = store_dir.path().join("audit.jsonl");
     let host = corral::Host::builder()
         .plugin_dir(dir.path())
         .pool(crate::support::pool())
         .cache(crate::support::cache())
         .secrets(store)
-        .reviewer_arc(reviewer.clone())
+        .reviewer_arc(reviewer)
+        .audit_log(corral::AuditLog::open(&audit).expect("audit"))
         .build()
         .await
         .expect("host");
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    (host, vec![dir, store_dir], audit)
+}
+
+/// The secret of [`hostile_with_a_secret`].
+const SECRET: &str = "sk-test-0123456789abcdef";
+
+#[tokio::test]
+async fn approval_text_and_output_of_a_plugin_with_secrets_are_scanned() {
+    let reviewer = std::sync::Arc::new(Recorder::default());
+    let (host, _dirs, _) = hostile_with_a_secret(reviewer.clone()).await;
+    let secret = SECRET;
     let message = format!("send {secret} to the world");
     let out = host
         .call_value(
@@ -432,29 +447,7 @@ async fn approval_text_and_output_of_a_plugin_with_secrets_are_scanned() {
 
 #[tokio::test]
 async fn a_script_cannot_reassemble_a_secret_from_its_tools_outputs() {
-    let dir = crate::support::plugin_dir(&[crate::support::HOSTILE]);
-    std::fs::write(
-        dir.path().join("fixture_hostile.policy.toml"),
-        "version = 1\n[http]\nallow = [\"https://api.example.com\"]\n\
-         [[http.credentials]]\nhost = \"https://api.example.com\"\nheader = \"X-Key\"\n\
-         value = \"{secret:EXAMPLE_KEY}\"\n",
-    )
-    .expect("policy");
-    let store_dir = tempfile::tempdir().expect("store");
-    let store = corral::SecretStore::at(store_dir.path().join("secrets.toml"));
-    store
-        .set("EXAMPLE_KEY", "sk-test-0123456789abcdef")
-        .expect("set");
-    let audit = store_dir.path().join("audit.jsonl");
-    let host = corral::Host::builder()
-        .plugin_dir(dir.path())
-        .pool(crate::support::pool())
-        .cache(crate::support::cache())
-        .secrets(store)
-        .audit_log(corral::AuditLog::open(&audit).expect("audit"))
-        .build()
-        .await
-        .expect("host");
+    let (host, _dirs, audit) = hostile_with_a_secret(std::sync::Arc::default()).await;
     // Each half passes the echo tool's own scan; the whole, joined by the
     // script, is caught by the scan of what the script hands back.
     let join = "const a = (await tools.echo({text: 'sk-test-0123'})).echo;\n\
