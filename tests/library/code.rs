@@ -243,6 +243,38 @@ async fn the_description_declares_the_tools_a_script_can_call() {
     assert!(!text.contains("execute_code(args"), "{text}");
 }
 
+#[tokio::test]
+async fn a_large_catalog_points_to_tool_search_for_its_declarations() {
+    let dir = crate::support::catalog_dir();
+    let host = builder(dir.path())
+        .tool_search(true)
+        .build()
+        .await
+        .expect("host");
+    let text = host
+        .tool(CODE_TOOL)
+        .expect("served")
+        .spec()
+        .description
+        .clone();
+    // 200 tools do not fit the budget: no declarations, and where to get them.
+    assert!(!text.contains("declare const tools"), "{text}");
+    assert!(text.contains("`info:NAME`"), "{text}");
+    let info = call(
+        &host,
+        corral::SEARCH_TOOL,
+        json!({"query": "info:cal_create_event"}),
+    )
+    .await
+    .expect("info");
+    let declaration = info["typescript"].as_str().expect("typescript");
+    assert!(
+        declaration.contains("  cal_create_event(args: {\n"),
+        "{declaration}"
+    );
+    assert!(declaration.contains("title"), "{declaration}");
+}
+
 /// Approves every request and keeps what it was shown.
 #[derive(Debug, Default)]
 struct Recording {

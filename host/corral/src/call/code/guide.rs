@@ -61,8 +61,9 @@ pub(crate) fn description<'a>(specs: impl IntoIterator<Item = &'a crate::ToolSpe
     } else {
         format!(
             "{DESCRIPTION}\n\nA script can call any of the {} tools this server serves, \
-             with the arguments a direct call takes (each tool's input schema; find tools with \
-             `tool_search`). `corral describe --typescript NAME` prints a tool's declaration.",
+             with the arguments a direct call takes (each tool's input schema). Find tools with \
+             `tool_search`; its `info:NAME` query gives a tool's TypeScript declaration \
+             (`typescript`) for a script. `corral describe --typescript NAME` prints it too.",
             specs.len()
         )
     }

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | free text, e.g. `encode base64` | up to `limit` tools above the relevance floor, best first, each with its name, one-line description, category and score |
 //! | `category:<name>` | every tool of that category (or, for an unknown one, the categories that exist) |
-//! | `info:<tool>` | one tool's full description, parameter schema, output schema, keywords, metadata, approval and health |
+//! | `info:<tool>` | one tool's full description, parameter schema, output schema, keywords, metadata, approval and health, and its TypeScript declaration for code mode (`typescript`) |
 //! | `list` | every category with its tool count |
 //!
 //! Free text is ranked by BM25 over the name, keywords, category and
@@ -184,6 +184,9 @@ fn info(tool: &Tool, extra: &Extra<'_>) -> Value {
         "sha256": sha256,
         "requiresApproval": (extra.requires_approval)(tool),
         "health": (extra.health)(&spec.name),
+        // How a script calls it (`execute_code`), when the catalog's
+        // declarations are too large for that tool's description.
+        "typescript": crate::call::code::typescript::declarations([spec]),
     })
 }
 
