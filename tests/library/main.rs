@@ -12,6 +12,7 @@
 
 mod capabilities;
 mod code;
+mod code_hostile;
 mod code_journal;
 mod context;
 mod file_caps;
