@@ -10,7 +10,8 @@ The `notes` sample, with a policy that gates `notes_delete` only and audits
 every execution. For each transport and mode: a script writes a note and
 deletes it; the write runs exactly once (the audit log and the disk say so),
 whatever the user answers: accept, decline (the script catches the
-denial) or cancel; a script with two gated calls is asked twice; and
+denial) or cancel; a script with two gated calls is asked twice; "always
+for this build" holds for the next script; and
 Math.random() and Date.now() on the retry are what the run that wrote the
 note saw. In the default mode also: a tampered, a client-made, a replayed
 state and a retry with other code are refused, and a replica with the same
@@ -145,6 +146,19 @@ async def decisions(client, user, world, label):
     assert world.note("a") is None and world.note("b") is None, label
 
 
+async def always(client, user, label):
+    """"Always for this build" given inside a script holds for later scripts
+    (and direct calls) as it does for direct calls."""
+    user.plan(("accept", {"decision": "allow_always"}))
+    result = await client.call_tool("execute_code", {"code": script("first")})
+    assert json.loads(text(result))["result"]["deleted"] == "first", f"{label}: {result}"
+    assert len(user.asked) == 1, label
+    user.plan()
+    result = await client.call_tool("execute_code", {"code": script("second")})
+    assert json.loads(text(result))["result"]["deleted"] == "second", f"{label}: {result}"
+    assert not user.asked, f"{label}: asked again: {user.asked}"
+
+
 async def states(client, world, label, replica_url):
     """The request state, driven by hand."""
     session = client.session
@@ -213,6 +227,7 @@ async def main():
                         await decisions(client, user, world, label)
                         if modern:
                             await states(client, world, label, replica)
+                        await always(client, user, label)
                 finally:
                     for server in servers:
                         server.stop()
