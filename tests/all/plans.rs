@@ -152,6 +152,7 @@ async fn invalid_plans_name_every_problem_and_run_nothing() {
             {"id": "loop1", "tool": "echo", "arguments": {"text": "$ref:loop2"}},
             {"id": "loop2", "tool": "echo", "arguments": {"text": "$ref:loop1"}},
             {"id": "inner", "tool": "execute_tool_plan", "arguments": {"steps": []}},
+            {"id": "script", "tool": "execute_code", "arguments": {"code": "return 1"}},
             {"id": "x", "tool": "no_such_tool"}
         ], "output_steps": ["nope"]}),
     )
@@ -163,6 +164,7 @@ async fn invalid_plans_name_every_problem_and_run_nothing() {
     assert_eq!(tool, "execute_tool_plan");
     for expected in [
         "step `inner`: a plan cannot call `execute_tool_plan`",
+        "step `script`: a plan cannot call `execute_code`",
         "step `x`: unknown tool `no_such_tool`",
         "output_steps: `nope` is not a step",
         "dependency cycle: loop1 -> loop2 -> loop1",

@@ -22,6 +22,7 @@ use serde_json::Value;
 use graph::Graph;
 
 pub use crate::model::names::PLAN_TOOL;
+use crate::model::names::CODE_TOOL;
 
 /// Limits of one plan, on top of the per-call limits of each step.
 ///
@@ -239,6 +240,11 @@ impl Plan {
             if step.tool == PLAN_TOOL {
                 problems.push(format!(
                     "{at}: a plan cannot call `{PLAN_TOOL}` (no recursive plans); list the steps directly"
+                ));
+            } else if step.tool == CODE_TOOL {
+                problems.push(format!(
+                    "{at}: a plan cannot call `{CODE_TOOL}`; call it on its own, or make the \
+                     script's tool calls steps of the plan"
                 ));
             } else if !is_tool(&step.tool) {
                 problems.push(format!("{at}: unknown tool `{}`", step.tool));
