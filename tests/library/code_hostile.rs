@@ -90,7 +90,11 @@ async fn prototype_tricks_do_not_reach_a_hidden_tool() {
     .expect("script");
     assert_eq!(
         out["result"],
-        json!(["invalid_arguments", "invalid_arguments", "invalid_arguments"]),
+        json!([
+            "invalid_arguments",
+            "invalid_arguments",
+            "invalid_arguments"
+        ]),
         "{out}"
     );
     // Polluting the prototypes, or replacing `tools`' own, forges nothing:

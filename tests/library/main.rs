@@ -14,6 +14,7 @@ mod capabilities;
 mod code;
 mod code_hostile;
 mod code_journal;
+mod code_tokens;
 mod context;
 mod file_caps;
 mod host_api;

@@ -13,15 +13,12 @@ pub(crate) fn schema() -> Value {
         "properties": {
             "code": {
                 "type": "string",
-                "description": "The body of an async JavaScript function. Call tools as \
-                    `await tools.NAME({...})`; run several at once with \
-                    `await tools.parallel([[\"NAME\", {...}], ...])`. `return` a JSON value."
+                "description": "An async function body."
             },
             "timeout_ms": {
                 "type": "integer",
                 "minimum": 1,
-                "description": "A shorter deadline for the whole script, in milliseconds \
-                    (it can only tighten the host's)."
+                "description": "A shorter deadline (ms)."
             }
         },
         "required": ["code"],
@@ -29,15 +26,13 @@ pub(crate) fn schema() -> Value {
     })
 }
 
-/// The description of `execute_code` shown to models.
-pub(crate) const DESCRIPTION: &str = "Run a JavaScript script that calls tools, and get back \
-what it returns. Use it for work of several steps: loops, filtering and combining tool \
-results happen inside the script, and only the return value comes back. The code is the \
-body of an async function: `const r = await tools.NAME({...}); return r.field;`. \
-`tools.parallel([[\"a\", {...}], [\"b\", {...}]])` runs calls as one wave. A failed call \
-throws a ToolError with `kind` (invalid_arguments, execution_failed, denied, limit), `code` \
-and `message`. `console.log` lines come back in `logs`. There is no network, file system or \
-real clock; Math.random and Date are deterministic per run.";
+/// The description of `execute_code` shown to models: short, since a model
+/// reads it in every session (its tokens are code mode's fixed cost).
+pub(crate) const DESCRIPTION: &str = "Run JavaScript that calls tools; only its return value \
+comes back. For work of several steps: loops, filters, joins. The code is an async function \
+body: `const r = await tools.NAME({...}); return r.x;`. `await tools.parallel([[\"a\", \
+{...}], ...])` runs calls at once. A failed call throws a ToolError (kind, code, message). \
+console.log goes to `logs`. No network, files or real clock.";
 
 /// Most bytes of TypeScript declarations `execute_code`'s description
 /// carries: 12 KiB. A catalog whose declarations are larger gets none in
@@ -60,10 +55,8 @@ pub(crate) fn description<'a>(specs: impl IntoIterator<Item = &'a crate::ToolSpe
         format!("{DESCRIPTION}\n\nThe tools a script can call:\n```ts\n{declarations}```")
     } else {
         format!(
-            "{DESCRIPTION}\n\nA script can call any of the {} tools this server serves, \
-             with the arguments a direct call takes (each tool's input schema). Find tools with \
-             `tool_search`; its `info:NAME` query gives a tool's TypeScript declaration \
-             (`typescript`) for a script. `corral describe --typescript NAME` prints it too.",
+            "{DESCRIPTION}\n\nAny of the {} tools served here can be called; \
+             `tool_search` with `info:NAME` gives a tool's TypeScript declaration.",
             specs.len()
         )
     }

@@ -32,19 +32,48 @@ use corral_sandbox::{
     ToolCalls, ToolFailure, ToolFuture, ToolOutput,
 };
 
-/// One inner call, as the result's `calls` list shows it.
+/// One inner call, or a run of consecutive calls of one tool with one
+/// outcome, as the result's `calls` list shows it: a loop of 50 calls is
+/// one entry, not 50 (each entry costs a model about 13 tokens).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct CallRecord {
     /// The tool called.
     pub tool: String,
     /// Whether it returned (false: it failed, or was refused before it ran).
     pub ok: bool,
-    /// How long it took, in milliseconds.
+    /// How long it took (the run's calls in all), in milliseconds.
     pub ms: u64,
+    /// How many consecutive calls the entry stands for; absent when 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub count: u32,
     /// Answered from the journal of an earlier run of the script (an MCP
     /// retry), not run again; absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub journaled: bool,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// `records` with each run of consecutive calls of one tool, with one
+/// outcome and journaled or not alike, merged into one entry.
+fn merged(records: Vec<CallRecord>) -> Vec<CallRecord> {
+    let mut out: Vec<CallRecord> = Vec::with_capacity(records.len());
+    for record in records {
+        match out.last_mut() {
+            Some(last)
+                if last.tool == record.tool
+                    && last.ok == record.ok
+                    && last.journaled == record.journaled =>
+            {
+                last.count = last.count.saturating_add(record.count);
+                last.ms = last.ms.saturating_add(record.ms);
+            }
+            _ => out.push(record),
+        }
+    }
+    out
 }
 
 /// One console line.
@@ -159,7 +188,7 @@ impl ScriptCalls {
         std::mem::swap(&mut journal, &mut tally.journal);
         journal.calls.sort_by_key(|e| e.index);
         Gathered {
-            records: std::mem::take(&mut tally.records),
+            records: merged(std::mem::take(&mut tally.records)),
             console: std::mem::take(&mut tally.console),
             fuel: tally.fuel,
             journal,
@@ -274,6 +303,7 @@ impl ScriptCalls {
             tool: name.clone(),
             ok: result.is_ok(),
             ms,
+            count: 1,
             journaled: false,
         });
         tally.tools.insert(name.clone());
@@ -333,6 +363,7 @@ impl ScriptCalls {
             tool: entry.tool.clone(),
             ok: result.is_ok(),
             ms: entry.ms,
+            count: 1,
             journaled: true,
         });
         tally.tools.insert(entry.tool.clone());

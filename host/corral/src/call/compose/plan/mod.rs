@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use graph::Graph;
 
-pub use crate::model::names::PLAN_TOOL;
 use crate::model::names::CODE_TOOL;
+pub use crate::model::names::PLAN_TOOL;
 
 /// Limits of one plan, on top of the per-call limits of each step.
 ///
