@@ -36,8 +36,8 @@ pub fn declarations<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> String
         out.push_str(&method(spec));
     }
     out.push_str(
-        "  /** Runs the calls as one wave; the results come back in order, and the first \
-         failure throws. */\n  parallel(calls: [name: string, args: object][]): Promise<unknown[]>;\n",
+        "  /** One wave; results in order; the first failure throws. */\n  \
+         parallel(calls: [name: string, args: object][]): Promise<unknown[]>;\n",
     );
     out.push_str("};\n");
     out
