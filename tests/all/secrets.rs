@@ -460,15 +460,21 @@ async fn a_script_cannot_reassemble_a_secret_from_its_tools_outputs() {
             &options,
         )
     };
-    let out = run("console.log('key:', a + b);\nreturn {key: a + b, [a + b]: 1};")
-        .await
-        .expect("script")
-        .into_json()
-        .expect("json");
+    let out = run(
+        "console.log('key:', a + b);\ntry { await tools[a + b]({}) } catch (e) {}\n\
+         return {key: a + b, [a + b]: 1};",
+    )
+    .await
+    .expect("script")
+    .into_json()
+    .expect("json");
     let redacted = "[secret EXAMPLE_KEY redacted]";
     assert_eq!(out["result"]["key"], redacted, "{out}");
     assert_eq!(out["result"][redacted], 1, "{out}");
     assert_eq!(out["logs"][0]["text"], format!("key: {redacted}"), "{out}");
+    // A tool name is the script's text too.
+    assert_eq!(out["calls"][1]["tool"], redacted, "{out}");
+    assert!(!out.to_string().contains("456789abcdef"), "{out}");
     let err = run("throw new Error(a + b);").await.expect_err("thrown");
     assert!(err.to_string().contains(redacted), "{err}");
     assert!(!err.to_string().contains("456789abcdef"), "{err}");
@@ -479,7 +485,7 @@ async fn a_script_cannot_reassemble_a_secret_from_its_tools_outputs() {
     assert_eq!(
         runs,
         [
-            (corral::CODE_TOOL.to_string(), 3),
+            (corral::CODE_TOOL.to_string(), 4),
             (corral::CODE_TOOL.to_string(), 1)
         ]
     );

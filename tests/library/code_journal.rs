@@ -213,3 +213,66 @@ async fn a_journal_over_its_cap_fails_the_stop_saying_so() {
     .expect("approved in line");
     assert_eq!(out["result"], json!(1));
 }
+
+const WAVE: &str = "const [s, a] = await tools.parallel([['slugify', {text: 'B c'}], ['sha256', {text: 'a'}]]);\n\
+                    return [a.bytes, s.slug];";
+
+#[tokio::test]
+async fn a_gated_call_in_a_wave_stops_after_the_wave_and_a_mismatch_beats_it() {
+    let (_dir, host) = gated_host(CodeLimits::default()).await;
+    // The gated call (position 1) waits; the call before it in its wave
+    // had started, ran, and is journaled.
+    let (journal, at) = stopped(round(&host, WAVE, None, &Rounds::answering([])).await);
+    assert_eq!(at, Some(1));
+    let journaled: Vec<(u32, &str)> = journal
+        .calls
+        .iter()
+        .map(|e| (e.index, e.tool.as_str()))
+        .collect();
+    assert_eq!(journaled, [(0, "slugify")]);
+    let out = round(
+        &host,
+        WAVE,
+        Some(journal.clone()),
+        &Rounds::answering([ApprovalDecision::Continue]),
+    )
+    .await
+    .expect("approved");
+    assert_eq!(out["result"], json!([1, "b-c"]));
+    // A re-run whose wave strays from its journal fails as not
+    // deterministic, even though a call of the same wave waits again.
+    let mut forged = journal;
+    forged.calls[0].arguments_sha256 = "00".repeat(32);
+    let err = failure(round(&host, WAVE, Some(forged), &Rounds::answering([])).await);
+    assert!(err.to_string().contains(NOT_DETERMINISTIC), "{err}");
+    // A gated call first in its wave stops the calls after it from
+    // starting: nothing else runs before the answer.
+    let first = "const [a, s] = await tools.parallel([['sha256', {text: 'a'}], ['slugify', {text: 'B c'}]]);\n\
+                 return [a.bytes, s.slug];";
+    let (journal, at) = stopped(round(&host, first, None, &Rounds::answering([])).await);
+    assert_eq!((at, journal.calls.len()), (Some(0), 0));
+}
+
+#[tokio::test]
+async fn a_run_cut_off_with_a_call_in_flight_does_not_wait_for_approval() {
+    let dir = plugin_dir(&[ENCODE, crate::support::HOSTILE]);
+    let host = builder(dir.path())
+        .require_approval("sha256")
+        .build()
+        .await
+        .expect("host");
+    // `sleep` starts, then the gated call waits; `sleep` is still running
+    // when the script's deadline ends the run. It may have acted and is in
+    // no journal, so the run fails on its deadline instead of asking.
+    let code = "await tools.parallel([['sleep', {ms: 5000}], ['sha256', {text: 'a'}]]);";
+    let options = CallOptions::default().with_reviewer(Rounds::answering([]));
+    let err = host
+        .call_value(
+            CODE_TOOL,
+            json!({ "code": code, "timeout_ms": 500 }),
+            &options,
+        )
+        .await
+        .expect_err("cut off");
+    assert!(matches!(err, CallError::Timeout { .. }), "{err:?}");
+}

@@ -19,10 +19,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures_util::StreamExt as _;
-use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
+use super::listing::{CallRecord, ConsoleLine, merged};
 use super::{CODE_TOOL, CodeLimits};
 use crate::call::CallOptions;
 use crate::call::compose::Caller;
@@ -31,59 +31,6 @@ use corral_sandbox::{
     CallError, ConsoleLevel, Journal, JournalEntry, NOT_DETERMINISTIC, ReviewPause, ScriptOrigin,
     ToolCalls, ToolFailure, ToolFuture, ToolOutput,
 };
-
-/// One inner call, or a run of consecutive calls of one tool with one
-/// outcome, as the result's `calls` list shows it: a loop of 50 calls is
-/// one entry, not 50 (each entry costs a model about 13 tokens).
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct CallRecord {
-    /// The tool called.
-    pub tool: String,
-    /// Whether it returned (false: it failed, or was refused before it ran).
-    pub ok: bool,
-    /// How long it took (the run's calls in all), in milliseconds.
-    pub ms: u64,
-    /// How many consecutive calls the entry stands for; absent when 1.
-    #[serde(skip_serializing_if = "is_one")]
-    pub count: u32,
-    /// Answered from the journal of an earlier run of the script (an MCP
-    /// retry), not run again; absent when false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub journaled: bool,
-}
-
-fn is_one(n: &u32) -> bool {
-    *n == 1
-}
-
-/// `records` with each run of consecutive calls of one tool, with one
-/// outcome and journaled or not alike, merged into one entry.
-fn merged(records: Vec<CallRecord>) -> Vec<CallRecord> {
-    let mut out: Vec<CallRecord> = Vec::with_capacity(records.len());
-    for record in records {
-        match out.last_mut() {
-            Some(last)
-                if last.tool == record.tool
-                    && last.ok == record.ok
-                    && last.journaled == record.journaled =>
-            {
-                last.count = last.count.saturating_add(record.count);
-                last.ms = last.ms.saturating_add(record.ms);
-            }
-            _ => out.push(record),
-        }
-    }
-    out
-}
-
-/// One console line.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct ConsoleLine {
-    /// `debug`, `info`, `warn` or `error`.
-    pub level: ConsoleLevel,
-    /// The line, cut, scanned for secrets and escaped by the sandbox.
-    pub text: String,
-}
 
 /// Why a run was halted.
 #[derive(Debug)]
@@ -111,6 +58,14 @@ struct Tally {
     halt: Option<(u32, Halt)>,
     /// The tools called (live or from the journal), for the leak scan.
     tools: std::collections::BTreeSet<String>,
+    /// Live calls started and not yet recorded: a run cut off (its
+    /// deadline) with calls in flight cannot stop for approval, since those
+    /// calls may have acted and are in no journal.
+    in_flight: u32,
+    /// Roughly how many bytes the journal holds; past the cap its entries
+    /// are dropped (`overflowed`), as a stop for approval would fail anyway.
+    journal_bytes: usize,
+    overflowed: bool,
 }
 
 /// What one run of the runner calls its tools through.
@@ -136,6 +91,10 @@ pub(crate) struct Gathered {
     pub halt: Option<Halt>,
     /// The tools the script called.
     pub tools: std::collections::BTreeSet<String>,
+    /// Live calls that were still running when the run ended.
+    pub in_flight: u32,
+    /// The journal grew past its cap and was dropped.
+    pub overflowed: bool,
 }
 
 impl ScriptCalls {
@@ -177,6 +136,9 @@ impl ScriptCalls {
                 replay,
                 halt: None,
                 tools: std::collections::BTreeSet::new(),
+                in_flight: 0,
+                journal_bytes: 0,
+                overflowed: false,
             }),
         }
     }
@@ -195,6 +157,8 @@ impl ScriptCalls {
             unreplayed: tally.replay.len(),
             halt: tally.halt.take().map(|(_, halt)| halt),
             tools: std::mem::take(&mut tally.tools),
+            in_flight: tally.in_flight,
+            overflowed: tally.overflowed,
         }
     }
 
@@ -208,11 +172,40 @@ impl ScriptCalls {
         first
     }
 
-    /// Halts the run for `halt` at position `index`, unless a call at a
-    /// lower position halted it already.
+    /// Halts the run for `halt` at position `index`. A mismatch with the
+    /// journal always wins (the run must fail, whatever else waits); among
+    /// calls waiting for approval, the one of the lowest position is asked.
     fn halt(tally: &mut Tally, index: u32, halt: Halt) {
-        if tally.halt.as_ref().is_none_or(|(at, _)| index < *at) {
+        let replace = match (&tally.halt, &halt) {
+            (None, _) => true,
+            (Some((_, Halt::NotDeterministic(_))), _) => false,
+            (Some(_), Halt::NotDeterministic(_)) => true,
+            (Some((at, Halt::Pending(_))), Halt::Pending(_)) => index < *at,
+        };
+        if replace {
             tally.halt = Some((index, halt));
+        }
+    }
+
+    /// Keeps `entry` in the run's journal, unless the journal went past the
+    /// cap (then nothing more is kept).
+    fn journal(&self, tally: &mut Tally, entry: JournalEntry) {
+        if tally.overflowed {
+            return;
+        }
+        // The entry's JSON: its text fields plus about 100 bytes of keys.
+        let size = match &entry.answer {
+            corral_sandbox::JournalAnswer::Json { text }
+            | corral_sandbox::JournalAnswer::Text { text } => text.len(),
+            corral_sandbox::JournalAnswer::Failed { message, .. } => message.len(),
+        } + entry.tool.len()
+            + 100;
+        tally.journal_bytes = tally.journal_bytes.saturating_add(size);
+        if tally.journal_bytes > self.limits.max_journal_bytes {
+            tally.overflowed = true;
+            tally.journal.calls = Vec::new();
+        } else {
+            tally.journal.calls.push(entry);
         }
     }
 
@@ -264,15 +257,35 @@ impl ScriptCalls {
         if let Some(entry) = journaled {
             return self.replayed(index, &name, &arguments_sha256, entry);
         }
+        {
+            let mut tally = self.tally();
+            if tally.halt.is_some() {
+                // The run stops after this wave: calls not yet started are
+                // not made (the retry makes them).
+                return Err(ToolFailure {
+                    kind: "execution_failed",
+                    code: Some("halted".into()),
+                    message: "the script's run is stopping".into(),
+                });
+            }
+            tally.in_flight += 1;
+        }
         let started = Instant::now();
         let result = self.live(index, &name, arguments, pause).await;
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut tally = self.tally();
+        tally.in_flight -= 1;
         let result = match result {
             Err(Live::Pending(err)) => {
                 // Not journaled: the retry makes this call, with the answer.
                 let failure = failure(&err);
                 Self::halt(&mut tally, index, Halt::Pending(err));
+                return Err(failure);
+            }
+            // Over the call cap: refused before anything ran, and refused
+            // again alike on a re-run, so neither listed nor journaled
+            // (a loop catching it cannot grow either list).
+            Err(Live::Failed(failure)) if failure.code.as_deref() == Some("too_many_calls") => {
                 return Err(failure);
             }
             Err(Live::Failed(failure)) => Err(failure),
@@ -307,13 +320,8 @@ impl ScriptCalls {
             journaled: false,
         });
         tally.tools.insert(name.clone());
-        tally.journal.calls.push(JournalEntry::new(
-            index,
-            name,
-            arguments_sha256,
-            ms,
-            &result,
-        ));
+        let entry = JournalEntry::new(index, name, arguments_sha256, ms, &result);
+        self.journal(&mut tally, entry);
         result
     }
 
@@ -338,7 +346,7 @@ impl ScriptCalls {
                 format!(
                     "`{}`, the journal has `{}`",
                     corral_names::text::escape(name),
-                    entry.tool
+                    corral_names::text::escape(&entry.tool)
                 )
             };
             let message = format!(
@@ -367,7 +375,7 @@ impl ScriptCalls {
             journaled: true,
         });
         tally.tools.insert(entry.tool.clone());
-        tally.journal.calls.push(entry);
+        self.journal(&mut tally, entry);
         result
     }
 

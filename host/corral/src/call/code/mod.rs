@@ -22,6 +22,7 @@
 
 mod guide;
 mod hook;
+mod listing;
 mod scan;
 pub mod typescript;
 
@@ -335,15 +336,15 @@ async fn script(
     let fuel = report.fuel_consumed.saturating_add(gathered.fuel);
     match gathered.halt {
         Some(Halt::NotDeterministic(message)) => return Err(not_deterministic(name, message)),
-        Some(Halt::Pending(pending)) => {
-            return Err(pending_with(
-                name,
-                pending,
-                gathered.journal,
-                code_env.limits,
-            ));
+        // Only a run that stopped at its halt with every call it started
+        // recorded can wait for approval: one cut off by its deadline with a
+        // call still running fails as the deadline says (that call may have
+        // acted, and no journal holds it).
+        Some(Halt::Pending(pending)) if gathered.in_flight == 0 => {
+            let journal = (!gathered.overflowed).then_some(gathered.journal);
+            return Err(pending_with(name, pending, journal, code_env.limits));
         }
-        None => {}
+        Some(Halt::Pending(_)) | None => {}
     }
     if gathered.unreplayed > 0 && matches!(result, Ok(OpResult::Script(_))) {
         return Err(not_deterministic(
@@ -403,7 +404,7 @@ async fn script(
         }));
     }
     Ok((
-        json!({ "result": scan.value(result), "logs": logs, "calls": gathered.records }),
+        json!({ "result": scan.value(result), "logs": logs, "calls": scan.records(gathered.records) }),
         fuel,
     ))
 }
@@ -421,30 +422,40 @@ fn not_deterministic(name: &str, message: String) -> CallError {
 /// The run stopped at a call waiting for approval on a retry: that call's
 /// [`CallError::ApprovalPending`], carrying the run's journal, unless the
 /// journal is over [`CodeLimits::max_journal_bytes`].
-fn pending_with(name: &str, pending: CallError, journal: Journal, limits: CodeLimits) -> CallError {
+fn pending_with(
+    name: &str,
+    pending: CallError,
+    journal: Option<Journal>,
+    limits: CodeLimits,
+) -> CallError {
     let CallError::ApprovalPending { tool, request, .. } = pending else {
         return pending;
     };
-    let bytes = journal.json_bytes();
-    if bytes > limits.max_journal_bytes {
-        return CallError::ToolFailed {
-            tool: name.to_string(),
-            message: format!(
-                "the script's call of `{tool}` needs approval, which this client gives by \
-                 calling again, and a retry carries the answers of every call before it; \
-                 those are {bytes} bytes, over the cap of {} (`max_journal_bytes`). Make the \
-                 gated call earlier in the script, have the calls before it return less, or \
-                 call `{tool}` on its own",
-                limits.max_journal_bytes
-            ),
-            code: None,
-            retryable: false,
+    // `None`: the journal went over the cap while the script ran.
+    let bytes = journal.as_ref().map_or(usize::MAX, Journal::json_bytes);
+    if let Some(journal) = journal.filter(|_| bytes <= limits.max_journal_bytes) {
+        return CallError::ApprovalPending {
+            tool,
+            request,
+            journal: Some(Box::new(journal)),
         };
     }
-    CallError::ApprovalPending {
-        tool,
-        request,
-        journal: Some(Box::new(journal)),
+    let size = if bytes == usize::MAX {
+        "more".to_string()
+    } else {
+        format!("{bytes} bytes")
+    };
+    CallError::ToolFailed {
+        tool: name.to_string(),
+        message: format!(
+            "the script's call of `{tool}` needs approval, which this client gives by calling \
+             again, and a retry carries the answers of every call before it; those are {size}, \
+             over the cap of {} bytes (`max_journal_bytes`). Make the gated call earlier in the \
+             script, have the calls before it return less, or call `{tool}` on its own",
+            limits.max_journal_bytes
+        ),
+        code: None,
+        retryable: false,
     }
 }
 

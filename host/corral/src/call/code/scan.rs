@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::Value;
 
+use super::listing::CallRecord;
+use crate::model::names::MAX_NAME_LEN;
 use corral_sandbox::Redactor;
 
 /// The redactor of the plugin serving a tool, by tool name (`None` for a
@@ -51,6 +53,19 @@ impl Scan {
             }
         }
         text
+    }
+
+    /// `records` with each tool name (the script's text: any string it
+    /// called a tool by) cut to the longest tool name, escaped and scanned.
+    pub(super) fn records(&self, records: Vec<CallRecord>) -> Vec<CallRecord> {
+        records
+            .into_iter()
+            .map(|mut record| {
+                let cut: String = record.tool.chars().take(MAX_NAME_LEN).collect();
+                record.tool = self.text(corral_names::text::escape(&cut).into_owned());
+                record
+            })
+            .collect()
     }
 
     /// `value` with every form of a secret replaced in its strings and keys.
