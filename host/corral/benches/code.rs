@@ -8,8 +8,10 @@
 //!   not a loop criterion can repeat);
 //! - overhead: `execute_code` of `return 1` against one direct `sha256`
 //!   call (`Host::call`), and a script making 10 `sha256` calls one after
-//!   another against 10 direct calls. The goal: the 10-call script within
-//!   1.5x the 10 direct calls plus one `return 1` run.
+//!   another against 10 direct calls, and the same script with a local
+//!   function in place of the tool (its parse, rewrite and loop: the run's
+//!   own start). The goal: the 10-call script within 1.5x the 10 direct
+//!   calls plus one run's start.
 //!
 //! Needs the sample tools: run `scripts/build-guests.sh` first.
 
@@ -22,6 +24,12 @@ use serde_json::json;
 
 const TEN: &str = "let last;\nfor (let i = 0; i < 10; i++) last = await tools.sha256({text: 'abc' + i});\n\
                    return last.bytes;";
+
+/// [`TEN`] with a local function in place of the tool: the same parse,
+/// rewrite and loop, no tool call (the script's own share).
+const TEN_LOCAL: &str = "let last; const sha = async (a) => ({bytes: a.text.length});\n\
+                         for (let i = 0; i < 10; i++) last = await sha({text: 'abc' + i});\n\
+                         return last.bytes;";
 
 async fn host(plugins: &std::path::Path, cache: &std::path::Path) -> corral::Host {
     corral::Host::builder()
@@ -124,6 +132,7 @@ fn bench(c: &mut Criterion) {
     let options = corral::CallOptions::default();
     assert_eq!(rt.block_on(script(&host, "return 1"))["result"], 1);
     assert_eq!(rt.block_on(script(&host, TEN))["result"], 4);
+    assert_eq!(rt.block_on(script(&host, TEN_LOCAL))["result"], 4);
 
     let mut group = c.benchmark_group("code_mode");
     group.bench_function("direct_sha256", |b| {
@@ -148,6 +157,9 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("script_10_sha256", |b| {
         b.to_async(&rt).iter(|| script(&host, TEN))
+    });
+    group.bench_function("script_10_local_calls", |b| {
+        b.to_async(&rt).iter(|| script(&host, TEN_LOCAL))
     });
     group.finish();
 }
