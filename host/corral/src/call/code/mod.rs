@@ -196,7 +196,9 @@ pub(crate) async fn run(
         redactor_of,
         redactions: Arc::default(),
     };
-    let result = script(code_env, &run, caller, name, arguments, options).await;
+    // Boxed: the run's future is deep (the sandbox, the runner, the hook),
+    // and every future that awaits a call would carry its whole layout.
+    let result = Box::pin(script(code_env, &run, caller, name, arguments, options)).await;
     if let Some(log) = &code_env.audit {
         let mut record = CallRecord {
             time: AuditRecord::now(),
