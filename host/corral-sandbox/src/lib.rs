@@ -21,11 +21,11 @@ mod engine;
 mod error;
 mod files;
 mod grants;
-mod journal;
 mod limits;
 mod redact;
 mod review;
 mod sandbox;
+mod script;
 mod spec;
 mod trace;
 
@@ -34,7 +34,6 @@ pub use engine::{EPOCH_TICK, Engine, SCRIPT_INSTANCES};
 pub use error::{CallError, ComponentError};
 pub use files::{DEFAULT_MAX_PLUGIN_BYTES, read_plugin};
 pub use grants::{DirGrant, EnvGrant, Grants, HostPattern, Injected, env_name, guest_path};
-pub use journal::{Journal, JournalAnswer, JournalEntry, NOT_DETERMINISTIC};
 pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective, tighten};
 pub use redact::{Leaks, Redactor};
 pub use review::{Gate, ReviewRequest, ScriptOrigin};
@@ -44,8 +43,10 @@ pub use sandbox::http::{ResolveFuture, Resolver, SystemResolver, internal_range}
 pub use sandbox::{
     ApprovalHook, ConsoleLevel, ErrorInfo, Failure, GuestError, HookDecision, HookFuture,
     MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, Op, OpResult, PluginPre, ProgressSink, ReviewPause,
-    RunReport, RunSetup, RunnerPre, SLICE_TICKS, SandboxState, ScriptError, ToolCalls, ToolFailure,
-    ToolOutput, linker, run,
+    RunReport, RunSetup, RunnerPre, SLICE_TICKS, SandboxState, ScriptError, ToolCalls, linker, run,
+};
+pub use script::{
+    Journal, JournalAnswer, JournalEntry, NOT_DETERMINISTIC, ToolFailure, ToolOutput,
 };
 pub use spec::{Latency, RawSpec, ResilienceHints, ReturnBehavior, ToolMetadata};
 pub use trace::SPAN_TARGET;

@@ -53,9 +53,7 @@ use crate::error::CallError;
 use crate::grants::Grants;
 use crate::limits::Limits;
 use budget::{Budget, Limiter};
-pub use code::{
-    ConsoleLevel, ReviewPause, RunnerPre, ScriptError, ToolCalls, ToolFailure, ToolOutput,
-};
+pub use code::{ConsoleLevel, ReviewPause, RunnerPre, ScriptError, ToolCalls};
 pub use failure::Failure;
 use http::{HttpGate, Resolver};
 pub use imports::{ApprovalHook, HookDecision, HookFuture};

@@ -20,8 +20,6 @@ use ring::{aead, hkdf};
 
 use corral::Journal;
 
-use super::state::StateError;
-
 /// The HKDF salt and info of the journal key: a key for this and nothing
 /// else, whatever else the state key signs.
 const SALT: &[u8] = b"corral/journal";
@@ -48,48 +46,42 @@ impl JournalSeal {
     /// `journal`, encrypted for the state with nonce `state_nonce`.
     ///
     /// # Errors
-    /// [`StateError::Seal`] when there is no randomness for the nonce or the
+    /// What went wrong, when there is no randomness for the nonce or the
     /// journal cannot be written.
-    pub fn seal(&self, journal: &Journal, state_nonce: &str) -> Result<String, StateError> {
+    pub fn seal(&self, journal: &Journal, state_nonce: &str) -> Result<String, String> {
         let mut nonce = [0u8; aead::NONCE_LEN];
         getrandom::fill(&mut nonce)
-            .map_err(|err| StateError::Seal(format!("no randomness for the journal: {err}")))?;
-        let mut sealed =
-            serde_json::to_vec(journal).map_err(|err| StateError::Seal(err.to_string()))?;
+            .map_err(|err| format!("no randomness for the journal: {err}"))?;
+        let mut sealed = serde_json::to_vec(journal).map_err(|err| err.to_string())?;
         self.key
             .seal_in_place_append_tag(
                 aead::Nonce::assume_unique_for_key(nonce),
                 aead::Aad::from(state_nonce.as_bytes()),
                 &mut sealed,
             )
-            .map_err(|_| StateError::Seal("the journal could not be encrypted".into()))?;
+            .map_err(|_| "the journal could not be encrypted".to_string())?;
         let mut out = nonce.to_vec();
         out.append(&mut sealed);
         Ok(URL_SAFE_NO_PAD.encode(out))
     }
 
     /// The journal of `sealed`, encrypted for the state with nonce
-    /// `state_nonce` with this key.
-    ///
-    /// # Errors
-    /// [`StateError::Forged`] for anything else: another key, another
-    /// state, or altered bytes.
-    pub fn open(&self, sealed: &str, state_nonce: &str) -> Result<Journal, StateError> {
-        let bytes = URL_SAFE_NO_PAD
-            .decode(sealed)
-            .map_err(|_| StateError::Forged)?;
+    /// `state_nonce` with this key; `None` for anything else: another key,
+    /// another state, or altered bytes (the caller refuses the state as
+    /// forged).
+    pub fn open(&self, sealed: &str, state_nonce: &str) -> Option<Journal> {
+        let bytes = URL_SAFE_NO_PAD.decode(sealed).ok()?;
         if bytes.len() < aead::NONCE_LEN {
-            return Err(StateError::Forged);
+            return None;
         }
         let (nonce, ciphertext) = bytes.split_at(aead::NONCE_LEN);
-        let nonce =
-            aead::Nonce::try_assume_unique_for_key(nonce).map_err(|_| StateError::Forged)?;
+        let nonce = aead::Nonce::try_assume_unique_for_key(nonce).ok()?;
         let mut buffer = ciphertext.to_vec();
         let plain = self
             .key
             .open_in_place(nonce, aead::Aad::from(state_nonce.as_bytes()), &mut buffer)
-            .map_err(|_| StateError::Forged)?;
-        serde_json::from_slice(plain).map_err(|_| StateError::Forged)
+            .ok()?;
+        serde_json::from_slice(plain).ok()
     }
 }
 
@@ -118,22 +110,16 @@ mod tests {
         let seal = JournalSeal::new(&[7; 32]);
         let sealed = seal.seal(&journal(), "nonce-a").expect("seal");
         assert!(!sealed.contains("s3cr3t") && !sealed.contains("notes_write"));
-        assert_eq!(seal.open(&sealed, "nonce-a"), Ok(journal()));
+        assert_eq!(seal.open(&sealed, "nonce-a"), Some(journal()));
         // Pasted into another state.
-        assert_eq!(seal.open(&sealed, "nonce-b"), Err(StateError::Forged));
+        assert_eq!(seal.open(&sealed, "nonce-b"), None);
         // Another key (another server), and altered bytes.
-        assert_eq!(
-            JournalSeal::new(&[8; 32]).open(&sealed, "nonce-a"),
-            Err(StateError::Forged)
-        );
+        assert_eq!(JournalSeal::new(&[8; 32]).open(&sealed, "nonce-a"), None);
         let mut altered = URL_SAFE_NO_PAD.decode(&sealed).expect("base64");
         let last = altered.len() - 1;
         altered[last] ^= 1;
-        assert_eq!(
-            seal.open(&URL_SAFE_NO_PAD.encode(altered), "nonce-a"),
-            Err(StateError::Forged)
-        );
-        assert_eq!(seal.open("", "nonce-a"), Err(StateError::Forged));
+        assert_eq!(seal.open(&URL_SAFE_NO_PAD.encode(altered), "nonce-a"), None);
+        assert_eq!(seal.open("", "nonce-a"), None);
         // Two seals of one journal differ (fresh nonces).
         assert_ne!(seal.seal(&journal(), "nonce-a").expect("seal"), sealed);
     }

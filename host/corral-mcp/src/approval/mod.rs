@@ -175,9 +175,13 @@ impl RoundReviewer {
         let journal = payload
             .journal
             .as_deref()
-            .map(|sealed| states.journals.open(sealed, &payload.nonce))
-            .transpose()
-            .map_err(|err| invalid(err.to_string()))?;
+            .map(|sealed| {
+                states
+                    .journals
+                    .open(sealed, &payload.nonce)
+                    .ok_or_else(|| invalid(StateError::Forged.to_string()))
+            })
+            .transpose()?;
         states
             .consume(&payload.nonce)
             .map_err(|err| invalid(err.to_string()))?;
@@ -257,7 +261,9 @@ impl RoundReviewer {
         let journal = journal
             .map(|journal| states.journals.seal(journal, &nonce))
             .transpose()
-            .map_err(|err| McpError::internal_error(err.to_string(), None))?;
+            .map_err(|err| {
+                McpError::internal_error(format!("cannot write the requestState: {err}"), None)
+            })?;
         let payload = Payload {
             binding: Binding::of(tool, arguments, context),
             answered,

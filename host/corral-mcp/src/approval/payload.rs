@@ -124,5 +124,10 @@ pub(crate) struct Payload {
 
 /// Lowercase hex sha256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    super::state::hex(&Sha256::digest(bytes))
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -37,7 +37,7 @@ use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
 use serde::Serialize;
 
 use super::journal::JournalSeal;
-use super::payload::{Binding, Payload};
+use super::payload::{Binding, Payload, hex};
 
 /// How long an approval's `requestState` stays good: 600 000 ms (ten
 /// minutes, time for a person to read the question and answer).
@@ -253,11 +253,6 @@ impl States {
         }
         Ok(payload)
     }
-}
-
-/// Lowercase hex.
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use super::SandboxState;
 use super::budget::Budget;
 use super::imports::truncate;
 use crate::engine::Engine;
+use crate::script::{ToolFailure, ToolOutput};
 use crate::trace::{instantiate_span, run_span};
 
 #[allow(missing_docs)]
@@ -46,26 +47,6 @@ pub const RUNNER_WASM: &[u8] = include_bytes!("../../runner/runner.wasm");
 
 /// The runner's world, for messages: `corral:code/runner@0.1.0`.
 pub const RUNNER_WORLD: &str = "corral:code/runner@0.1.0";
-
-/// A tool's output as the script gets it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolOutput {
-    /// JSON text; the script gets it parsed.
-    Json(String),
-    /// Plain text; the script gets the string.
-    Text(String),
-}
-
-/// A tool call that failed, as the script's `ToolError` sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolFailure {
-    /// `invalid_arguments`, `execution_failed`, `denied` or `limit`.
-    pub kind: &'static str,
-    /// The error's machine-readable code, when it has one.
-    pub code: Option<String>,
-    /// What went wrong: text the host wrote or a tool's error, escaped.
-    pub message: String,
-}
 
 /// A script's console line's severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

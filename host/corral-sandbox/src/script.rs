@@ -1,5 +1,8 @@
-//! The journal of a script run (code mode): what a run of the runner saw
-//! from outside, so that the same script run again sees the same.
+//! What a script's tool calls get (code mode), as data: a tool's output or
+//! failure as the script sees it, and the journal of a script run, what the
+//! run saw from outside, so that the same script run again sees the same.
+//! Plain data, shared by the sandbox (the runner's imports), the errors
+//! (a call waiting for approval carries a journal) and the call layer.
 //!
 //! A script is a deterministic function of its code, its random seed, its
 //! start time and the answers to its tool calls: the runner reaches nothing
@@ -15,7 +18,25 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::sandbox::{ToolFailure, ToolOutput};
+/// A tool's output as the script gets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOutput {
+    /// JSON text; the script gets it parsed.
+    Json(String),
+    /// Plain text; the script gets the string.
+    Text(String),
+}
+
+/// A tool call that failed, as the script's `ToolError` sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFailure {
+    /// `invalid_arguments`, `execution_failed`, `denied` or `limit`.
+    pub kind: &'static str,
+    /// The error's machine-readable code, when it has one.
+    pub code: Option<String>,
+    /// What went wrong: text the host wrote or a tool's error, escaped.
+    pub message: String,
+}
 
 /// The message of a re-run that did not make the calls its journal holds:
 /// "the script did not repeat its calls; it is not deterministic".
