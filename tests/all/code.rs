@@ -1,11 +1,15 @@
 //! Code mode from the command line: `corral code FILE.js` runs a script
 //! through the built-in `execute_code`, its tool calls behind the same gate
-//! flags as `corral call`.
+//! flags as `corral call`; `corral describe --typescript` prints the
+//! declarations a script calls by, golden for the Rust samples and an
+//! any-component tool (`tests/fixtures/typescript/declarations.d.ts`;
+//! regenerate it with `CORRAL_BLESS=1 cargo test -p corral-cli --test all
+//! code::` and review the diff).
 
 use serde_json::json;
 
 use crate::cli::{corral, stdout_json};
-use crate::support::{ENCODE, TEXT, plugin_dir};
+use crate::support::{ANY_TYPES, ENCODE, SAMPLES, TEXT, guest, plugin_dir, repository_root};
 
 fn script(dir: &std::path::Path, code: &str) -> String {
     let path = dir.join("script.js");
@@ -110,4 +114,30 @@ fn describe_prints_the_typescript_a_script_calls_by() {
         "{all}"
     );
     assert!(!all.contains("execute_code(args"), "{all}");
+}
+
+#[test]
+fn the_declarations_of_the_samples_and_an_any_component_tool_are_golden() {
+    let dir = plugin_dir(SAMPLES);
+    std::fs::copy(guest(ANY_TYPES), dir.path().join("types.wasm")).expect("copy");
+    std::fs::copy(
+        repository_root().join("tests/fixtures/any_types/wit/types.wit"),
+        dir.path().join("types.wit"),
+    )
+    .expect("wit");
+    let out = corral(dir.path(), &["describe", "--typescript"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let actual = String::from_utf8(out.stdout).expect("utf-8");
+    let golden = repository_root().join("tests/fixtures/typescript/declarations.d.ts");
+    if std::env::var_os("CORRAL_BLESS").is_some() {
+        std::fs::create_dir_all(golden.parent().expect("dir")).expect("dir");
+        std::fs::write(&golden, &actual).expect("bless");
+        return;
+    }
+    let expected = std::fs::read_to_string(&golden)
+        .unwrap_or_else(|_| panic!("{} is missing; run with CORRAL_BLESS=1", golden.display()));
+    assert!(
+        expected == actual,
+        "the declarations changed; review, then bless with CORRAL_BLESS=1:\n--- expected\n{expected}\n--- actual\n{actual}"
+    );
 }

@@ -153,10 +153,23 @@ fn typed(
         "number" | "integer" => "number".into(),
         "boolean" => "boolean".into(),
         "null" => "null".into(),
+        // A tuple (JSON Schema 2020-12 `prefixItems`, how any-component mode
+        // writes WIT's `tuple<…>`): `[A, B]`.
+        "array" if object.get("prefixItems").is_some_and(Value::is_array) => {
+            let items = object["prefixItems"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let items: Vec<String> = items
+                .iter()
+                .map(|item| type_of(item, root, indent, depth + 1))
+                .collect();
+            format!("[{}]", items.join(", "))
+        }
         "array" => match object.get("items") {
             Some(items) => {
                 let item = type_of(items, root, indent, depth + 1);
-                if item.contains(' ') && !item.starts_with('{') {
+                if union_at_top(&item) {
                     format!("({item})[]")
                 } else {
                     format!("{item}[]")
@@ -167,6 +180,26 @@ fn typed(
         "object" => members(object, root, indent, depth),
         _ => "unknown".into(),
     }
+}
+
+/// Whether `ty` is a union at its top level (`A | B`, not `{ a: A | B }`),
+/// so that `[]` after it needs parentheses.
+fn union_at_top(ty: &str) -> bool {
+    let (mut depth, mut quoted) = (0i32, false);
+    let mut chars = ty.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' if quoted => {
+                chars.next();
+            }
+            '{' | '[' | '(' if !quoted => depth += 1,
+            '}' | ']' | ')' if !quoted => depth -= 1,
+            '|' if !quoted && depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `{ name: T; other?: U; [key: string]: V }`, one member a line.
@@ -321,6 +354,26 @@ mod tests {
             text.ends_with("evil(args: {}): Promise<unknown>;\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_tuple_is_a_typescript_tuple() {
+        let tool = spec(
+            "pairs",
+            "Takes a pair.",
+            json!({"type": "object", "properties": {
+                "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}],
+                         "items": false, "minItems": 2, "maxItems": 2}
+            }, "required": ["pair"]}),
+            None,
+        );
+        let text = method(&tool);
+        assert!(text.contains("pair: [string, number];"), "{text}");
+        // An array of a union needs parentheses; of an object that holds
+        // one, not.
+        assert!(union_at_top("{ tag: \"a\" } | { tag: \"b\" }"));
+        assert!(!union_at_top("{ a: string | null }"));
+        assert!(!union_at_top("\"x | y\""));
     }
 
     #[test]
