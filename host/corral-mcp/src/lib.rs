@@ -242,6 +242,32 @@ fn stateless(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|v| !v.has_initialize())
 }
 
+/// The server's `instructions`: what the tools are, and how to do work of
+/// several steps with the built-ins this host serves (an excluded
+/// `execute_code` or `execute_tool_plan` is not mentioned).
+fn instructions(host: &Host) -> String {
+    let mut text = String::from("Sandboxed WebAssembly tools.");
+    let code = host.tool(corral::CODE_TOOL).is_some();
+    let plan = host.tool(corral::PLAN_TOOL).is_some();
+    match (code, plan) {
+        (true, true) => text.push_str(
+            " For work of several steps, write one script for execute_code (loops and \
+             filtering run inside it; only its result comes back), or batch dependent calls \
+             into one execute_tool_plan call.",
+        ),
+        (true, false) => text.push_str(
+            " For work of several steps, write one script for execute_code (loops and \
+             filtering run inside it; only its result comes back).",
+        ),
+        (false, true) => {
+            text.push_str(" Batch several dependent calls into one execute_tool_plan call.");
+        }
+        (false, false) => {}
+    }
+    text.push_str(" Results marked isError explain what to fix.");
+    text
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         InitializeResult::new(
@@ -252,10 +278,7 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("corral", env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "Sandboxed WebAssembly tools. Batch several dependent calls into one \
-             execute_tool_plan call; results marked isError explain what to fix.",
-        )
+        .with_instructions(instructions(&self.host))
     }
 
     async fn list_tools(

@@ -23,6 +23,23 @@ fn stdio_initializes_lists_and_calls() {
     let init = mcp.initialize(json!({}));
     assert_eq!(init["result"]["serverInfo"]["name"], "corral");
     assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
+    // The instructions point to the built-ins this host serves.
+    let instructions = init["result"]["instructions"]
+        .as_str()
+        .expect("instructions");
+    assert!(instructions.contains("execute_code"), "{instructions}");
+    assert!(instructions.contains("execute_tool_plan"), "{instructions}");
+    let mut excluded = Stdio_::start(
+        dir.path(),
+        &["--no-watch", "--exclude-tools", "^execute_code$"],
+    );
+    let init = excluded.initialize(json!({}));
+    let instructions = init["result"]["instructions"]
+        .as_str()
+        .expect("instructions");
+    assert!(!instructions.contains("execute_code"), "{instructions}");
+    assert!(instructions.contains("execute_tool_plan"), "{instructions}");
+    drop(excluded);
 
     let list = mcp.request(1, "tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools");
