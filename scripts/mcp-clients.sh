@@ -85,6 +85,8 @@ check "python mcp 2.3 approvals: input-required (2026-07-28) and elicitation (le
   target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$cache"
 check "python mcp 2.3 code-mode approvals: a script's gated calls, journal replayed on the retry (2026-07-28) and elicitation (legacy), stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_code_approvals.py "$corral" plugins/notes.wasm "$cache"
+check "python mcp 2.3 subscriptions/listen: acknowledged filter, list_changed on a new plugin, prompts/list -32601, stdio and HTTP" \
+  "$venv/bin/python" tests/mcp/python_listen.py "$corral" plugins/encode.wasm "$cache"
 check "python mcp 2.3 progressive disclosure: facades, unfold, fold, exclusive, both modes, stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_disclosure.py "$corral" plugins "$cache"
 check "python mcp 2.3 any-component tools (Rust and JavaScript builds of one WIT), stdio and HTTP" \

@@ -48,6 +48,7 @@
 pub mod approval;
 pub mod disclosure;
 pub mod http;
+mod listen;
 pub mod ops;
 mod present;
 mod progress;
@@ -242,32 +243,6 @@ fn stateless(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|v| !v.has_initialize())
 }
 
-/// The server's `instructions`: what the tools are, and how to do work of
-/// several steps with the built-ins this host serves (an excluded
-/// `execute_code` or `execute_tool_plan` is not mentioned).
-fn instructions(host: &Host) -> String {
-    let mut text = String::from("Sandboxed WebAssembly tools.");
-    let code = host.tool(corral::CODE_TOOL).is_some();
-    let plan = host.tool(corral::PLAN_TOOL).is_some();
-    match (code, plan) {
-        (true, true) => text.push_str(
-            " For work of several steps, write one script for execute_code (loops and \
-             filtering run inside it; only its result comes back), or batch dependent calls \
-             into one execute_tool_plan call.",
-        ),
-        (true, false) => text.push_str(
-            " For work of several steps, write one script for execute_code (loops and \
-             filtering run inside it; only its result comes back).",
-        ),
-        (false, true) => {
-            text.push_str(" Batch several dependent calls into one execute_tool_plan call.");
-        }
-        (false, false) => {}
-    }
-    text.push_str(" Results marked isError explain what to fix.");
-    text
-}
-
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         InitializeResult::new(
@@ -278,7 +253,7 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("corral", env!("CARGO_PKG_VERSION")))
-        .with_instructions(instructions(&self.host))
+        .with_instructions(present::instructions(&self.host))
     }
 
     async fn list_tools(
@@ -309,6 +284,30 @@ impl ServerHandler for McpServer {
                 )
                 .with_mime_type("application/json"),
         ]))
+    }
+
+    /// corral declares no `prompts` capability, so `prompts/*` are not
+    /// served (-32601), not answered with an empty list (MCP: a server
+    /// answers only the methods of the capabilities it declares).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        Err(McpError::method_not_found::<
+            rmcp::model::ListPromptsRequestMethod,
+        >())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(listen::accepted(requested))
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        listen::run(&self.host, context).await
     }
 
     async fn read_resource(

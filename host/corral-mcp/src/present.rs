@@ -1,8 +1,8 @@
 //! How corral's tools and results look to an MCP client: a tool's
 //! definition (`inputSchema`, `outputSchema`, annotations derived from
 //! metadata and policy, corral's `_meta`), a call's result (text,
-//! `structuredContent`, `isError` and the error's kind), and the context a
-//! call carries in `_meta`.
+//! `structuredContent`, `isError` and the error's kind), the context a
+//! call carries in `_meta`, and the server's `instructions`.
 
 use std::sync::Arc;
 
@@ -144,4 +144,30 @@ pub(crate) fn context_from_meta(meta: Option<&rmcp::model::RequestMetaObject>) -
             .collect(),
         _ => CallContext::new(),
     }
+}
+
+/// The server's `instructions`: what the tools are, and how to do work of
+/// several steps with the built-ins this host serves (an excluded
+/// `execute_code` or `execute_tool_plan` is not mentioned).
+pub(crate) fn instructions(host: &corral::Host) -> String {
+    let mut text = String::from("Sandboxed WebAssembly tools.");
+    let code = host.tool(corral::CODE_TOOL).is_some();
+    let plan = host.tool(corral::PLAN_TOOL).is_some();
+    match (code, plan) {
+        (true, true) => text.push_str(
+            " For work of several steps, write one script for execute_code (loops and \
+             filtering run inside it; only its result comes back), or batch dependent calls \
+             into one execute_tool_plan call.",
+        ),
+        (true, false) => text.push_str(
+            " For work of several steps, write one script for execute_code (loops and \
+             filtering run inside it; only its result comes back).",
+        ),
+        (false, true) => {
+            text.push_str(" Batch several dependent calls into one execute_tool_plan call.");
+        }
+        (false, false) => {}
+    }
+    text.push_str(" Results marked isError explain what to fix.");
+    text
 }
