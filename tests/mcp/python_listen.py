@@ -7,14 +7,17 @@ A listen stream that asks for tool-list changes is acknowledged with
 exactly that, and gets `tools/list_changed` when a plugin is dropped into
 the served directory (the new tool is then listed); a second stream that
 asked only for what corral does not send (prompts) is acknowledged with
-nothing. `prompts/list`, whose capability corral does not declare, is
+nothing. Over HTTP, `/metrics`' `corral_change_subscribers` counts the
+stream's watcher while it is open and none once the client closes it. `prompts/list`, whose capability corral does not declare, is
 -32601. Exits non-zero on the first failed check.
 """
 
 import os
+import re
 import shutil
 import sys
 import tempfile
+import urllib.request
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters
@@ -27,7 +30,24 @@ async def names(client):
     return {t.name for t in (await client.list_tools()).tools}
 
 
-async def check(client, plugins, label):
+def listeners(url):
+    """`corral_change_subscribers` from the server's /metrics (HTTP only)."""
+    if url is None:
+        return None
+    text = urllib.request.urlopen(url.rsplit("/mcp", 1)[0] + "/metrics").read().decode()
+    match = re.search(r"^corral_change_subscribers (\d+)", text, re.M)
+    return int(match.group(1)) if match else 0
+
+
+async def settled(url, want):
+    """Waits (up to 20 s) until the listener gauge reads `want`."""
+    with anyio.move_on_after(20):
+        while listeners(url) != want:
+            await anyio.sleep(0.05)
+    return listeners(url)
+
+
+async def check(client, plugins, label, url):
     try:
         await client.list_prompts()
         raise AssertionError(f"{label}: prompts/list was answered")
@@ -36,8 +56,12 @@ async def check(client, plugins, label):
 
     before = await names(client)
     assert "extra_sha256" not in before, before
+    idle = listeners(url)
     async with client.listen(tools_list_changed=True) as tools, \
             client.listen(prompts_list_changed=True) as nothing:
+        if url:
+            # One watcher per stream that has something to send.
+            assert await settled(url, idle + 1) == idle + 1, f"{label}: {listeners(url)}"
         assert tools.honored.tools_list_changed, f"{label}: {tools.honored}"
         assert not nothing.honored.tools_list_changed, f"{label}: {nothing.honored}"
         assert not nothing.honored.prompts_list_changed, f"{label}: {nothing.honored}"
@@ -55,6 +79,9 @@ async def check(client, plugins, label):
         # acknowledgment accepted nothing, and the server sends a stream only
         # what its acknowledgment accepted (rmcp's sink refuses the rest).
         assert nothing.honored.model_dump(exclude_none=True) == {}, nothing.honored
+    # The streams ended with the client's context: no listener left behind.
+    if url:
+        assert await settled(url, idle) == idle, f"{label}: {listeners(url)} listeners left"
 
 
 async def main():
@@ -73,7 +100,7 @@ async def main():
                     server = HttpServer(CORRAL, args)
                     target = server.url
                 async with Client(target) as client:
-                    await check(client, plugins, label)
+                    await check(client, plugins, label, server.url if server else None)
             finally:
                 if server:
                     server.stop()
