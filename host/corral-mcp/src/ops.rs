@@ -24,7 +24,9 @@
 //!    health-checks has time to stop sending new ones here.
 //! 2. **Refusing**: every new request to `/mcp` gets `503` with
 //!    `Retry-After` and `Connection: close`; the open notification streams
-//!    (a session's `GET /mcp`) end. What only answers the server within a
+//!    (a session's `GET /mcp`, and a 2026-07-28 client's
+//!    `subscriptions/listen`, a `POST` whose answer is a stream) end, so
+//!    that their clients listen again elsewhere. What only answers the server within a
 //!    session (JSON-RPC responses such as an elicitation's answer, and
 //!    notifications such as `notifications/cancelled`) is still let in: a
 //!    call in flight may be waiting on it.
@@ -208,7 +210,8 @@ impl Drop for InFlight {
 /// requests in flight until their response body is sent, and ends
 /// notification streams when refusing begins.
 pub(crate) async fn guard(State(drain): State<Drain>, request: Request, next: Next) -> Response {
-    let stream = request.method() == Method::GET;
+    let (listen, request) = listen_stream(request).await;
+    let stream = listen || request.method() == Method::GET;
     // Counted before the check: once refusing begins, the drain waits for
     // every request that got past it.
     let entered = (!stream).then(|| drain.enter());
@@ -228,6 +231,39 @@ pub(crate) async fn guard(State(drain): State<Drain>, request: Request, next: Ne
         ends: stream.then(|| Box::pin(drain.inner.streams.clone().cancelled_owned())),
     });
     Response::from_parts(parts, body)
+}
+
+/// The most bytes of a `POST` body read to tell a `subscriptions/listen`
+/// from other requests: 64 KiB (a listen request is a filter; only a body
+/// whose `Content-Length` is within this is read ahead).
+const LISTEN_PEEK: usize = 64 * 1024;
+
+/// Whether `request` is a `subscriptions/listen` (MCP 2026-07-28): a `POST`
+/// whose answer is a stream that lasts as long as the client listens, so a
+/// notification stream for the drain, not a request in flight. The body
+/// read ahead is put back.
+async fn listen_stream(request: Request) -> (bool, Request) {
+    let small = request.method() == Method::POST
+        && request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok())
+            .is_some_and(|n| n <= LISTEN_PEEK);
+    if !small {
+        return (false, request);
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, LISTEN_PEEK).await else {
+        // The client broke off its body: let the transport answer that.
+        return (false, Request::from_parts(parts, Body::empty()));
+    };
+    const METHOD: &[u8] = b"subscriptions/listen";
+    let listen = bytes.windows(METHOD.len()).any(|w| w == METHOD)
+        && serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|m| {
+            m.get("method").and_then(|v| v.as_str()) == Some("subscriptions/listen")
+        });
+    (listen, Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// The largest body a refusing replica reads to tell a client's answer

@@ -340,3 +340,32 @@ fn a_refusing_replica_still_takes_a_sessions_answers() {
     let exit = server.child.wait().expect("wait");
     assert_eq!(exit.code(), Some(0), "{exit:?}");
 }
+
+/// A 2026-07-28 client's `subscriptions/listen` stream is a `POST` whose
+/// answer lasts as long as the client listens: the drain ends it as it ends
+/// a session's notification stream (so the client listens again elsewhere),
+/// rather than waiting for it as a request in flight and cutting it off.
+#[test]
+fn a_listen_stream_ends_when_the_drain_begins() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let mut server = HttpServer::start(dir.path(), &["--drain-grace-ms", "60000"]);
+    let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+    "params": {"notifications": {"toolsListChanged": true}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "corral-tests", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}});
+    let headers = [
+        ("Accept", "application/json, text/event-stream".to_string()),
+        ("Content-Type", "application/json".to_string()),
+        ("MCP-Protocol-Version", "2026-07-28".to_string()),
+        ("Mcp-Method", "subscriptions/listen".to_string()),
+    ];
+    let mut stream = open(&server, "POST", &headers, &listen.to_string());
+    read_until(&mut stream, "notifications/subscriptions/acknowledged");
+    signal(&server, "TERM");
+    // The stream ends, and nothing was cut off: the exit status is 0.
+    rest(&mut stream);
+    let exit = server.child.wait().expect("wait");
+    assert_eq!(exit.code(), Some(0), "{exit:?}");
+}
