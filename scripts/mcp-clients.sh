@@ -69,7 +69,7 @@ inspector="$tools/node_modules/.bin/mcp-inspector"
 # the rest with list_changed once compiled: checked first, with a cache of its
 # own (and in tests/all/startup.rs). The other checks list once, so they start
 # warm.
-check "python mcp 2.3 cold start: cached tools at once, list_changed for the rest, a call that waits" \
+check "python mcp 2.3 cold start: cached tools at once, list_changed for the rest (a session, and a listen stream), a call that waits" \
   "$venv/bin/python" tests/mcp/python_cold_start.py "$corral" plugins/encode.wasm plugins/versions.wasm
 echo "==> warming the component cache"
 "$corral" --plugins "$plugins" --cache-dir "$cache" list >/dev/null

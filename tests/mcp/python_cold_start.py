@@ -1,5 +1,7 @@
 """Serving before compiling, seen by the official Python MCP client (`mcp` on
-PyPI) over stdio, with a cold cache for one plugin.
+PyPI) over stdio, with a cold cache for one plugin, in its legacy (session)
+mode and in its default (2026-07-28) mode, where the notification comes on a
+`subscriptions/listen` stream.
 
 Usage: python_cold_start.py CORRAL_BIN CACHED_PLUGIN SLOW_PLUGIN
 
@@ -17,6 +19,7 @@ Exits non-zero on the first failed check.
 
 import json
 import shutil
+from contextlib import AsyncExitStack
 import subprocess
 import sys
 import tempfile
@@ -31,7 +34,10 @@ def is_error(result):
     return bool(getattr(result, "is_error", getattr(result, "isError", False)))
 
 
-async def main():
+async def once(mode):
+    """One cold start, seen by a `mode` client: `legacy` (a session: the
+    notification comes unasked) or `default` (2026-07-28: it comes on a
+    `subscriptions/listen` stream opened before the first list)."""
     with tempfile.TemporaryDirectory() as plugins, tempfile.TemporaryDirectory() as cache:
         shutil.copy(CACHED, plugins)
         # Warm the new cache with the cached plugin alone.
@@ -51,7 +57,11 @@ async def main():
                 changed.set()
             await anyio.lowlevel.checkpoint()
 
-        async with Client(serve, mode="legacy", message_handler=on_message) as client:
+        kwargs = {"mode": "legacy", "message_handler": on_message} if mode == "legacy" else {}
+        async with Client(serve, **kwargs) as client, AsyncExitStack() as stack:
+            if mode == "default":
+                events = await stack.enter_async_context(client.listen(tools_list_changed=True))
+                assert events.honored.tools_list_changed, events.honored
             first = {t.name for t in (await client.list_tools()).tools}
             assert cached_tools <= first, f"the cached plugin is not served at once: {sorted(first)}"
             # The slow plugin's tool, called while it may still compile: the
@@ -62,13 +72,22 @@ async def main():
             answer = json.loads(result.content[0].text)
             assert answer["newer"] == "2.0.0-rc.1" and answer["order"] == -1, answer
             if "semver_compare" in first:
-                print("cold start: the slow plugin compiled before the first tools/list")
+                print(f"cold start ({mode}): the slow plugin compiled before the first tools/list")
             else:
                 with anyio.fail_after(60):
-                    await changed.wait()
+                    if mode == "legacy":
+                        await changed.wait()
+                    else:
+                        event = await events.__anext__()
+                        assert type(event).__name__ == "ToolsListChanged", event
                 after = {t.name for t in (await client.list_tools()).tools}
                 assert "semver_compare" in after, f"list_changed, but no semver_compare: {sorted(after)}"
-                print("cold start: first tools/list without the slow plugin, then list_changed with it")
+                print(f"cold start ({mode}): first tools/list without the slow plugin, then list_changed with it")
+
+
+async def main():
+    for mode in ("legacy", "default"):
+        await once(mode)
     print("python mcp client, cold start over stdio: ok")
 
 
