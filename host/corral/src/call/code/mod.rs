@@ -47,6 +47,10 @@ use scan::Scan;
 
 pub use crate::model::names::CODE_TOOL;
 
+/// The runner's sha256 (cache key, audit digest), hashed once: it is 3 MB.
+static RUNNER_SHA256: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| hex::encode(Sha256::digest(corral_sandbox::RUNNER_WASM)));
+
 /// Limits of `execute_code` on top of the sandbox's [`Limits`].
 ///
 /// | knob | unit | default |
@@ -147,9 +151,8 @@ impl CodeEnv {
             .get_or_init(|| async {
                 let (engine, cache) = (self.engine.clone(), self.cache.clone());
                 tokio::task::spawn_blocking(move || {
-                    let sha256 = hex::encode(Sha256::digest(corral_sandbox::RUNNER_WASM));
                     let (component, _) = cache
-                        .load_or_compile(&engine, corral_sandbox::RUNNER_WASM, &sha256)
+                        .load_or_compile(&engine, corral_sandbox::RUNNER_WASM, &RUNNER_SHA256)
                         .map_err(|e| format!("{e:#}"))?;
                     RunnerPre::new(&engine, &component)
                         .map(|pre| Arc::new(PluginPre::Runner(pre)))
@@ -196,8 +199,7 @@ pub(crate) async fn run(
         redactor_of,
         redactions: Arc::default(),
     };
-    // Boxed: the run's future is deep (the sandbox, the runner, the hook),
-    // and every future that awaits a call would carry its whole layout.
+    // Boxed: the run's deep future would weigh on every caller's layout.
     let result = Box::pin(script(code_env, &run, caller, name, arguments, options)).await;
     if let Some(log) = &code_env.audit {
         let mut record = CallRecord {
@@ -207,7 +209,7 @@ pub(crate) async fn run(
             parent_id: None,
             tool: name.to_string(),
             plugin: "corral".into(),
-            plugin_sha256: hex::encode(Sha256::digest(corral_sandbox::RUNNER_WASM)),
+            plugin_sha256: RUNNER_SHA256.clone(),
             context: options
                 .context
                 .iter()
@@ -232,8 +234,7 @@ pub(crate) async fn run(
     result
 }
 
-/// One run's settings: the limits, the wave concurrency, the run's id, the
-/// leak scan's redactors and count.
+/// One run's limits, wave concurrency, id, and leak scan.
 struct Run {
     limits: Limits,
     concurrency: usize,
