@@ -42,10 +42,15 @@
 //! - Cancellation: `notifications/cancelled` drops the call; the guest is
 //!   stopped at its next epoch tick and its store torn down.
 //! - `notifications/tools/list_changed` whenever a reload changes the tool set.
+//! - Tasks (SEP-2663, [`tasks`]): a client that declares the extension may
+//!   get a task handle for a call its tool's `[tasks]` mode marks as long,
+//!   then `tasks/get`, `tasks/update`, `tasks/cancel`; `server/discover`
+//!   and `initialize` declare `extensions["io.modelcontextprotocol/tasks"]`.
 //! - Out-of-band context: string values under `_meta["corral/context"]` of a
 //!   `tools/call` become the call's context (filtered per plugin as usual).
 
 pub mod approval;
+mod call;
 pub mod disclosure;
 pub mod http;
 mod listen;
@@ -54,13 +59,14 @@ mod present;
 mod progress;
 mod session;
 mod stdio;
+pub mod tasks;
 pub mod trace;
 
 use std::sync::Arc;
 
 use tracing::Instrument as _;
 
-use corral::{CallError, CallOptions, Host};
+use corral::Host;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
@@ -99,6 +105,8 @@ pub struct McpServer {
     unfolded: disclosure::SessionState,
     /// This session's `list_changed` listener, stopped with the session.
     listener: session::Listener,
+    /// The MCP tasks (SEP-2663) of this server and its replicas.
+    tasks: Arc<tasks::Tasks>,
 }
 
 impl McpServer {
@@ -120,7 +128,22 @@ impl McpServer {
             states,
             unfolded: disclosure::SessionState::default(),
             listener: session::Listener::default(),
+            tasks: Arc::new(tasks::Tasks::new(
+                Arc::new(corral_store::MemoryStore::default()),
+                tasks::TaskSettings::default(),
+            )),
         }
+    }
+
+    /// Keeps MCP tasks in `store` (shared with the other replicas, or this
+    /// process's own) under `settings`.
+    pub fn with_tasks(
+        mut self,
+        store: Arc<dyn corral_store::SharedStore>,
+        settings: tasks::TaskSettings,
+    ) -> Self {
+        self.tasks = Arc::new(tasks::Tasks::new(store, settings));
+        self
     }
 
     /// A server for a new session: the same host and keys, nothing
@@ -131,6 +154,7 @@ impl McpServer {
             states: self.states.clone(),
             unfolded: disclosure::SessionState::default(),
             listener: session::Listener::default(),
+            tasks: self.tasks.clone(),
         }
     }
 
@@ -235,6 +259,12 @@ impl McpServer {
     }
 }
 
+/// The tenant of a request (see [`tasks`]): from its
+/// `_meta["corral/context"]`.
+fn request_tenant(context: &RequestContext<RoleServer>) -> String {
+    tasks::tenant_of(&present::context_from_meta(Some(&context.meta)))
+}
+
 /// Whether the request is of the 2026-07-28 revision (no session): its
 /// revision and capabilities travel in its `_meta`.
 fn stateless(context: &RequestContext<RoleServer>) -> bool {
@@ -250,6 +280,7 @@ impl ServerHandler for McpServer {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("corral", env!("CARGO_PKG_VERSION")))
@@ -310,6 +341,30 @@ impl ServerHandler for McpServer {
         listen::run(&self.host, context).await
     }
 
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        self.tasks.get(&request, &request_tenant(&context)).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.update(request, &request_tenant(&context)).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel(&request, &request_tenant(&context)).await
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -360,134 +415,5 @@ impl ServerHandler for McpServer {
         self.call_tool_traced(request, context)
             .instrument(span)
             .await
-    }
-}
-
-impl McpServer {
-    /// `tools/call`, inside its span ([`trace`]).
-    async fn call_tool_traced(
-        &self,
-        mut request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.to_string();
-        let catalog = self.host.catalog();
-        if let Some(facade) = catalog.facades().get(&name) {
-            let arguments = request.arguments.unwrap_or_default();
-            let result = self
-                .call_facade(&catalog, facade, &arguments, &context)
-                .await;
-            return Ok(CallToolResponse::Complete(result));
-        }
-        let mut found = self.host.tool(&name);
-        if found.is_none() && !self.host.pending_plugins().is_empty() {
-            // Serving before compiling: a plugin still being compiled may
-            // bring this name. Wait for it (saying so), up to the deadline.
-            let progress: Option<corral::ProgressSink> =
-                context.meta.get_progress_token().map(|token| {
-                    let peer = context.peer.clone();
-                    Arc::new(move |_tool: &str, message: &str| {
-                        let param = rmcp::model::ProgressNotificationParam::new(token.clone(), 0.0)
-                            .with_message(message.to_string());
-                        let peer = peer.clone();
-                        tokio::spawn(async move { peer.notify_progress(param).await });
-                    }) as corral::ProgressSink
-                });
-            let within = self.host.limits().timeout();
-            self.host
-                .wait_for_tool(&name, within, progress.as_ref())
-                .await;
-            found = self.host.tool(&name);
-        }
-        let Some(tool) = found else {
-            let err = CallError::UnknownTool {
-                suggestion: None,
-                name: name.clone(),
-            };
-            return Err(McpError::invalid_params(err.to_string(), None));
-        };
-        // Parsed once by the transport; the host validates this value as is.
-        let arguments = Value::Object(request.arguments.take().unwrap_or_default());
-
-        // rmcp moves the request's `_meta` into the request context; read it
-        // there, and from the parameters should a transport leave it in place.
-        let meta = request
-            .meta
-            .as_ref()
-            .filter(|m| !m.0.is_empty())
-            .unwrap_or(&context.meta);
-        let mut options =
-            CallOptions::default().with_context(present::context_from_meta(Some(meta)));
-        // Who answers a gated call (see the `approval` module).
-        let round = approval::Round::prepare(
-            &context,
-            self.states.as_ref(),
-            &self.host,
-            &tool,
-            &arguments,
-            &request,
-            &mut options,
-        )?;
-
-        // Progress is coalesced: the sink keeps only the latest message (and
-        // a count), and one forwarding task per call sends it at most every
-        // PROGRESS_INTERVAL, then once more after the call ends.
-        let mut forwarder = None;
-        if let Some(token) = context.meta.get_progress_token() {
-            let (tx, rx) = tokio::sync::watch::channel::<(u64, String)>((0, String::new()));
-            forwarder = Some(tokio::spawn(progress::forward(
-                rx,
-                context.peer.clone(),
-                token,
-            )));
-            options.progress = Some(Arc::new(move |_tool: &str, message: &str| {
-                tx.send_modify(|(count, latest)| {
-                    *count += 1;
-                    latest.clear();
-                    latest.push_str(message);
-                });
-            }));
-        }
-
-        let host = self.host.clone();
-        let call = host.call_value(&name, arguments, &options);
-        let result = tokio::select! {
-            result = call => result,
-            () = context.ct.cancelled() => {
-                tracing::info!(tool = name, "call cancelled by the client; sandbox torn down");
-                metrics::counter!("corral_calls_cancelled_total", "tool" => name.clone()).increment(1);
-                return Err(McpError::internal_error("the request was cancelled", None));
-            }
-        };
-        let options_context = options.context.clone();
-        drop(options);
-        if let Some(forwarder) = forwarder {
-            // The sink is gone with the options; the forwarder ends after
-            // sending what is queued, before the result goes out.
-            let _ = forwarder.await;
-        }
-        if let Some(asked) = round
-            .map(|round| round.question(&tool, &name, &options_context, &result))
-            .transpose()?
-            .flatten()
-        {
-            return Ok(CallToolResponse::InputRequired(asked));
-        }
-        let mut result = present::to_result(result);
-        // A tool inside a facade this client has not unfolded: say where.
-        if let Some(facade) = catalog.facades().holder(&name) {
-            let unfolded = self.unfolded(&context);
-            let shown = disclosure::visible(&catalog, &unfolded)
-                .iter()
-                .any(|e| matches!(e, disclosure::Entry::Tool(t) if t.spec().name == name));
-            if !shown {
-                result.content.push(disclosure::hidden_note(&name, facade));
-                result
-                    .meta
-                    .get_or_insert_with(Default::default)
-                    .insert(disclosure::FACADE_META_KEY.into(), json!(facade));
-            }
-        }
-        Ok(CallToolResponse::Complete(result))
     }
 }

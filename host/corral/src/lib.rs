@@ -78,7 +78,8 @@ pub use config::context::ContextPolicy;
 pub use config::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedPlugin};
 pub use config::policy::{
     Credential, DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy,
-    PolicyError, ValuePart, policy_path, policy_path_in, requested_policy_path,
+    PolicyError, SLOW_DEADLINE, TaskMode, TaskPolicy, ValuePart, policy_path, policy_path_in,
+    requested_policy_path,
 };
 pub use config::resilience::{
     AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,

@@ -16,8 +16,19 @@ use serde_json::{Value, json};
 mod drain;
 pub(crate) mod http;
 mod stdio;
+mod tasks;
 
 pub(crate) const WAIT: Duration = Duration::from_secs(60);
+
+/// The `_meta` a 2026-07-28 request carries instead of a session, from a
+/// client with `capabilities`.
+pub(crate) fn stateless_meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "corral-tests", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
 
 /// The `corral` binary cargo built for these tests.
 pub(crate) fn corral_bin() -> std::path::PathBuf {

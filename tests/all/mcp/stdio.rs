@@ -222,13 +222,9 @@ fn gated_calls_ask_through_elicitation_when_the_client_can() {
     );
 }
 
-/// The `_meta` a 2026-07-28 request carries instead of a session.
+/// The `_meta` of a 2026-07-28 request from a client with elicitation.
 fn stateless_meta() -> serde_json::Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "corral-tests", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    })
+    super::stateless_meta(json!({"elicitation": {"form": {}}}))
 }
 
 #[test]

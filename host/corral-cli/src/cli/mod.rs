@@ -37,6 +37,7 @@ mod report;
 mod secret;
 mod serve;
 mod sign;
+mod tasks;
 mod telemetry;
 
 use std::path::PathBuf;

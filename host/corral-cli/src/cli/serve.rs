@@ -69,6 +69,8 @@ pub struct ServeCmd {
     disclose: Option<Disclose>,
     #[command(flatten)]
     gates: GateArgs,
+    #[command(flatten)]
+    tasks: super::tasks::TaskArgs,
 }
 
 impl ServeCmd {
@@ -119,6 +121,7 @@ impl ServeCmd {
                 McpServer::new(host)
             }
         };
+        let server = self.tasks.apply(server);
         match self.http {
             None => serve_stdio(server).await?,
             Some(addr) => {

@@ -33,13 +33,6 @@ impl ElicitationReviewer {
     }
 }
 
-/// The tool's parameters schema, for the form (`{}` for a tool gone since).
-fn parameters(host: &Host, tool: &str) -> serde_json::Value {
-    host.tool(tool)
-        .map(|t| t.spec().parameters.clone())
-        .unwrap_or_default()
-}
-
 impl Reviewer for ElicitationReviewer {
     fn name(&self) -> &str {
         "mcp-elicitation"
@@ -51,7 +44,7 @@ impl Reviewer for ElicitationReviewer {
                 reviewer: "mcp-elicitation".into(),
                 message,
             };
-            let parameters = parameters(&self.host, &request.tool);
+            let parameters = form::parameters(&self.host, &request.tool);
             let (message, requested_schema) =
                 form::question(request, &parameters).map_err(failed)?;
             let params = ElicitRequestParams::FormElicitationParams {

@@ -64,6 +64,13 @@ fn edits(parameters: &Value) -> Edits<'_> {
     Edits::Flat(flat)
 }
 
+/// The tool's parameters schema, for the form (`{}` for a tool gone since).
+pub(crate) fn parameters(host: &corral::Host, tool: &str) -> Value {
+    host.tool(tool)
+        .map(|t| t.spec().parameters.clone())
+        .unwrap_or_default()
+}
+
 /// The question: a message and the form, for `request` of a tool whose
 /// parameters schema is `parameters`.
 ///

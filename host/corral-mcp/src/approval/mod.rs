@@ -35,7 +35,7 @@
 //! is asked like any other.
 
 mod elicit;
-mod form;
+pub(crate) mod form;
 mod journal;
 mod payload;
 mod state;

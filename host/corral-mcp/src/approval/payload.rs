@@ -129,5 +129,5 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Lowercase hex.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }

@@ -137,6 +137,39 @@ impl Tool {
         self.limits.as_ref()
     }
 
+    /// When a call of the tool becomes an MCP task (SEP-2663): its plugin's
+    /// `[tasks]` mode for it ([`TaskMode`](crate::TaskMode)), `when_slow`
+    /// for pipelines and built-ins.
+    pub fn task_mode(&self) -> crate::TaskMode {
+        self.plugin().map_or(crate::TaskMode::WhenSlow, |p| {
+            p.policy().tasks.mode_of(self.guest_name())
+        })
+    }
+
+    /// Whether a call of the tool becomes an MCP task for a client that
+    /// takes them: modes `required` and `always`; under `when_slow`, a tool
+    /// whose latency is `slow`, `execute_tool_plan`, `execute_code` and
+    /// pipelines (their steps add up), and a deadline over
+    /// [`SLOW_DEADLINE`](crate::SLOW_DEADLINE).
+    pub fn prefers_task(&self) -> bool {
+        use crate::TaskMode;
+        match self.task_mode() {
+            TaskMode::Required | TaskMode::Always => true,
+            TaskMode::Never => false,
+            _ => {
+                self.spec.metadata.latency == corral_sandbox::Latency::Slow
+                    || matches!(
+                        self.provider,
+                        Provider::Builtin(Builtin::Plan | Builtin::Code) | Provider::Pipeline(_)
+                    )
+                    || self
+                        .limits
+                        .as_ref()
+                        .is_some_and(|l| l.timeout() > crate::SLOW_DEADLINE)
+            }
+        }
+    }
+
     /// The tool's runtime state.
     pub(crate) fn state(&self) -> &Arc<ToolState> {
         &self.state

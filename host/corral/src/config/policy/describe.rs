@@ -147,6 +147,18 @@ impl Policy {
                 fields.join(", ")
             ));
         }
+        let words = |mode: super::TaskMode| match mode {
+            super::TaskMode::Required => "always a task; clients without tasks are refused",
+            super::TaskMode::Always => "always a task for MCP clients that take them",
+            super::TaskMode::Never => "never a task",
+            _ => "a task when slow",
+        };
+        if self.tasks.mode != super::TaskMode::WhenSlow {
+            lines.push(format!("MCP calls: {}", words(self.tasks.mode)));
+        }
+        for (tool, mode) in &self.tasks.tools {
+            lines.push(format!("MCP calls of `{tool}`: {}", words(*mode)));
+        }
         if !self.any_component {
             lines.push("any-component mode off: loads only if it targets corral's world".into());
         }

@@ -68,9 +68,14 @@
 //! idempotent = true              # default false: no retry, no cache
 //! parallelizable = true          # default true
 //! latency = "fast"               # fast, medium (the default) or slow
+//!
+//! [tasks]                        # MCP clients with the Tasks extension (SEP-2663)
+//! mode = "when_slow"             # required, always, when_slow (the default) or never
+//! tools = { render_report = "always" }
 //! ```
 //!
-//! Tool names in `approval`, `presentation`, `one_shot` and `resilience` are
+//! Tool names in `approval`, `presentation`, `one_shot`, `resilience` and
+//! `tasks` are
 //! the names the plugin itself declares (before prefix and renames). A
 //! description replaces the plugin's own (Embabel's `withDescription`);
 //! a note is appended to the tool's description (`withNote`), after any
@@ -85,6 +90,7 @@ mod grants;
 mod presentation;
 mod raw;
 mod sections;
+mod tasks;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -99,6 +105,7 @@ pub use corral_sandbox::{DirGrant, EnvGrant, HostPattern};
 pub use credentials::{Credential, ValuePart};
 pub(crate) use grants::grants;
 use raw::RawPolicy;
+pub use tasks::{SLOW_DEADLINE, TaskMode, TaskPolicy};
 
 /// The policy format version this host reads.
 pub const POLICY_VERSION: u32 = 1;
@@ -232,6 +239,8 @@ pub struct Policy {
     /// Metadata that replaces what a tool declares, by the plugin's tool
     /// name (`[metadata.<tool>]`).
     pub metadata: BTreeMap<String, MetadataOverride>,
+    /// When a call becomes an MCP task (`[tasks]`; default `when_slow`).
+    pub tasks: TaskPolicy,
 }
 
 /// `[metadata.<tool>]` of a policy: each field set replaces the tool's own.
@@ -295,6 +304,7 @@ impl Policy {
             one_shot: BTreeMap::new(),
             any_component: true,
             metadata: BTreeMap::new(),
+            tasks: TaskPolicy::default(),
             resilience: Default::default(),
         }
     }
@@ -407,6 +417,7 @@ impl Policy {
         sections::one_shot(raw.one_shot.unwrap_or_default(), &mut policy, &at)?;
         policy.any_component = raw.any_component.unwrap_or(true);
         sections::metadata(raw.metadata.unwrap_or_default(), &mut policy, &at)?;
+        policy.tasks = raw.tasks.unwrap_or_default();
         Ok(policy)
     }
 
@@ -441,6 +452,7 @@ impl Policy {
             )
             .chain(self.one_shot.keys().map(|n| ("one_shot", n.as_str())))
             .chain(self.metadata.keys().map(|n| ("metadata", n.as_str())))
+            .chain(self.tasks.tools.keys().map(|n| ("tasks.tools", n.as_str())))
             .chain(
                 self.resilience
                     .tools

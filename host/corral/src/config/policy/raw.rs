@@ -25,6 +25,7 @@ pub(super) struct RawPolicy {
     pub(super) one_shot: Option<BTreeMap<String, Spanned<String>>>,
     pub(super) any_component: Option<bool>,
     pub(super) metadata: Option<BTreeMap<String, RawMetadata>>,
+    pub(super) tasks: Option<super::TaskPolicy>,
 }
 
 /// `[integrity]`: who must have signed the plugin.

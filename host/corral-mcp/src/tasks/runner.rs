@@ -1,0 +1,123 @@
+//! The background run of one task: the call, the lease that says this
+//! replica still runs it, cancel requests from any replica, the guest's
+//! progress as the task's `statusMessage`, and the final record.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, TaskPayload, TaskStatus};
+use serde_json::Value;
+use tokio::sync::{Mutex, watch};
+
+use corral::{CallOptions, Host};
+
+use super::{Stored, Tasks, save, set};
+
+/// The longest `statusMessage` taken from a guest's progress: 200 characters.
+const MAX_STATUS_CHARS: usize = 200;
+
+/// What a task runs: a call of `name` as the `tools/call` asked it.
+pub(crate) struct Job {
+    /// The host whose tool runs.
+    pub host: Host,
+    /// The tool's name as the client called it.
+    pub name: String,
+    /// The validated-later arguments.
+    pub arguments: Value,
+    /// Context and limits of the call; the reviewer and progress sink are
+    /// the runner's.
+    pub options: CallOptions,
+    /// The client declared `elicitation`: approvals are asked through the
+    /// task's `inputRequests`; otherwise the host's reviewer decides.
+    pub ask_client: bool,
+}
+
+/// Resolves when a cancel of task `id` was asked, here or on another replica.
+async fn cancel_requested(tasks: &Tasks, id: &str, mut wake: watch::Receiver<u64>) {
+    let key = Tasks::cancel_key(id);
+    loop {
+        if matches!(tasks.store.get(&key).await, Ok(Some(_))) {
+            return;
+        }
+        tokio::select! {
+            _ = wake.changed() => {}
+            () = tokio::time::sleep(super::REMOTE_POLL) => {}
+        }
+    }
+}
+
+/// Runs `job` as task `id` to its end, then frees its slot.
+pub(crate) async fn run(
+    tasks: Arc<Tasks>,
+    id: String,
+    stored: Stored,
+    job: Job,
+    wake: watch::Sender<u64>,
+) {
+    let tenant = stored.tenant.clone();
+    let record = Arc::new(Mutex::new(stored));
+    let Job {
+        host,
+        name,
+        arguments,
+        mut options,
+        ask_client,
+    } = job;
+    let (progress_tx, mut progress_rx) = watch::channel(String::new());
+    options.progress = Some(Arc::new(move |_tool: &str, message: &str| {
+        let text: String = corral::untrusted_text::escape_line(message)
+            .chars()
+            .take(MAX_STATUS_CHARS)
+            .collect();
+        progress_tx.send_replace(text);
+    }));
+    if ask_client {
+        options.reviewer = Some(Arc::new(super::review::TaskReviewer::new(
+            tasks.clone(),
+            id.clone(),
+            record.clone(),
+            wake.subscribe(),
+            host.clone(),
+        )));
+    }
+    // The call (and with it the sandbox and any waiting review) is gone
+    // at the end of this block, before the final record is written.
+    let payload = {
+        let call = host.call_value(&name, arguments, &options);
+        tokio::pin!(call);
+        let cancel = cancel_requested(&tasks, &id, wake.subscribe());
+        tokio::pin!(cancel);
+        let mut renew = tokio::time::interval(tasks.settings.lease / 3);
+        renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        renew.tick().await;
+        loop {
+            tokio::select! {
+                result = &mut call => {
+                    let result = crate::present::to_result(result);
+                    let result = match serde_json::to_value(&result) {
+                        Ok(Value::Object(object)) => object,
+                        _ => JsonObject::new(),
+                    };
+                    break TaskPayload::Completed { result };
+                }
+                () = &mut cancel => {
+                    tracing::info!(tool = name, task = id, "task cancelled; sandbox torn down");
+                    metrics::counter!("corral_calls_cancelled_total", "tool" => name.clone())
+                        .increment(1);
+                    break TaskPayload::Cancelled;
+                }
+                _ = progress_rx.changed() => {
+                    let message = progress_rx.borrow_and_update().clone();
+                    save(&tasks, &id, &record, |s| s.task.task.status_message = Some(message)).await;
+                }
+                _ = renew.tick() => save(&tasks, &id, &record, |_| {}).await,
+            }
+        }
+    };
+    drop(options);
+    let status = payload.status();
+    save(&tasks, &id, &record, |s| set(s, payload)).await;
+    if status == TaskStatus::Cancelled {
+        tracing::debug!(task = id, "cancelled task saved");
+    }
+    tasks.finished(&id, &tenant).await;
+}

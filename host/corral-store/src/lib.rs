@@ -1,0 +1,88 @@
+//! corral-store: the state that corral's replicas share, behind one small
+//! trait, [`SharedStore`].
+//!
+//! What keeps records here: MCP tasks (status, result, lease, cancel
+//! requests and the answers of `tasks/update`, see `corral-mcp`'s `tasks`
+//! module), and later code mode's single-use journals and tenant quotas.
+//! Every record has a time to live, so nothing stays forever when the
+//! replica that wrote it dies.
+//!
+//! The operations are the ones Redis gives atomically (`GET`, `SET PX`,
+//! `SET NX PX`, `INCRBY` + `PEXPIRE`, `DEL`), so a Redis store is a thin
+//! mapping. [`MemoryStore`] is the default: one process, bounded by an entry
+//! count, oldest-to-expire evicted first.
+//!
+//! Keys are short ASCII strings that the caller builds from its own
+//! identifiers (`task:<id>`); values are bytes the caller encodes. Nothing
+//! here interprets either.
+
+mod memory;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+pub use memory::{DEFAULT_MEMORY_ENTRIES, MemoryStore};
+
+/// What every [`SharedStore`] operation returns: a boxed future, so the
+/// trait is object safe and a host can hold `Arc<dyn SharedStore>`.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store could not be reached or did not answer (a Redis server
+    /// down, a connection refused or timed out).
+    #[error(
+        "the shared store {store} is unreachable: {message}; check that it runs and that this replica can reach it"
+    )]
+    Unreachable {
+        /// Which store (`redis://host:port`, without credentials).
+        store: String,
+        /// What the client library said.
+        message: String,
+    },
+    /// The value under `key` is not what the operation needs (a counter
+    /// that is not a decimal integer).
+    #[error("the shared store's key `{key}` holds {found}, not a counter")]
+    NotACounter {
+        /// The key.
+        key: String,
+        /// A short description of what it holds.
+        found: String,
+    },
+}
+
+/// A key-value store with a time to live on every record, shared by the
+/// replicas of a deployment (or private to one process: [`MemoryStore`]).
+///
+/// Every write takes a `ttl`; a record is gone (reads `None`) once it has
+/// passed. A `ttl` of zero is taken as one millisecond. Implementations
+/// must make each operation atomic on its key; none spans two keys.
+pub trait SharedStore: Send + Sync + std::fmt::Debug {
+    /// Where the records live, for logs and `/readyz`: `memory` or
+    /// `redis://host:port` (never credentials).
+    fn describe(&self) -> String;
+
+    /// The value under `key`, or `None` when there is none or it expired.
+    fn get<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>>;
+
+    /// Sets `key` to `value` for `ttl`, replacing what was there.
+    fn put<'a>(&'a self, key: &'a str, value: Vec<u8>, ttl: Duration) -> StoreFuture<'a, ()>;
+
+    /// Sets `key` to `value` for `ttl` only when nothing (live) is there:
+    /// `true` when it was set, `false` when the key already held a value.
+    /// This is how a record is used once, or answered once.
+    fn put_new<'a>(&'a self, key: &'a str, value: Vec<u8>, ttl: Duration) -> StoreFuture<'a, bool>;
+
+    /// Adds `delta` to the counter under `key` (a missing key counts as 0)
+    /// and returns the new value; the key then lives for `ttl`.
+    ///
+    /// # Errors
+    /// [`StoreError::NotACounter`] when the key holds something else.
+    fn add<'a>(&'a self, key: &'a str, delta: i64, ttl: Duration) -> StoreFuture<'a, i64>;
+
+    /// Removes `key`; removing a missing key is not an error.
+    fn delete<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()>;
+}

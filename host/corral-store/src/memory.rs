@@ -1,0 +1,185 @@
+//! The in-memory [`SharedStore`]: one process's records in a bounded
+//! `moka` cache, each with its own time to live.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use moka::ops::compute::Op;
+use moka::sync::Cache;
+
+use crate::{SharedStore, StoreError, StoreFuture};
+
+/// The default bound of a [`MemoryStore`]: 100 000 records. A task keeps
+/// a few (status, cancel request, answers), so this holds tens of
+/// thousands of tasks; past it, moka evicts the records it judges least
+/// useful.
+pub const DEFAULT_MEMORY_ENTRIES: u64 = 100_000;
+
+/// A record and how long it lives from its last write.
+#[derive(Clone)]
+struct Record {
+    value: Arc<Vec<u8>>,
+    ttl: Duration,
+}
+
+/// Each record expires `ttl` after its last write.
+struct PerRecord;
+
+impl moka::Expiry<String, Record> for PerRecord {
+    fn expire_after_create(&self, _key: &String, value: &Record, _at: Instant) -> Option<Duration> {
+        Some(value.ttl)
+    }
+
+    fn expire_after_update(
+        &self,
+        _key: &String,
+        value: &Record,
+        _at: Instant,
+        _left: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(value.ttl)
+    }
+}
+
+/// Records in this process's memory: the default store of a single
+/// replica. Cheap to clone; clones share the records.
+#[derive(Clone)]
+pub struct MemoryStore {
+    records: Cache<String, Record>,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("records", &self.records.entry_count())
+            .finish()
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new(DEFAULT_MEMORY_ENTRIES)
+    }
+}
+
+impl MemoryStore {
+    /// A store of at most `max_entries` records.
+    pub fn new(max_entries: u64) -> Self {
+        Self {
+            records: Cache::builder()
+                .max_capacity(max_entries)
+                .expire_after(PerRecord)
+                .build(),
+        }
+    }
+
+    fn record(value: Vec<u8>, ttl: Duration) -> Record {
+        Record {
+            value: Arc::new(value),
+            ttl: ttl.max(Duration::from_millis(1)),
+        }
+    }
+}
+
+impl SharedStore for MemoryStore {
+    fn describe(&self) -> String {
+        "memory".into()
+    }
+
+    fn get<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        let found = self.records.get(key).map(|r| r.value.as_ref().clone());
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn put<'a>(&'a self, key: &'a str, value: Vec<u8>, ttl: Duration) -> StoreFuture<'a, ()> {
+        self.records
+            .insert(key.to_owned(), Self::record(value, ttl));
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn put_new<'a>(&'a self, key: &'a str, value: Vec<u8>, ttl: Duration) -> StoreFuture<'a, bool> {
+        let entry = self
+            .records
+            .entry(key.to_owned())
+            .or_insert_with(|| Self::record(value, ttl));
+        Box::pin(std::future::ready(Ok(entry.is_fresh())))
+    }
+
+    fn add<'a>(&'a self, key: &'a str, delta: i64, ttl: Duration) -> StoreFuture<'a, i64> {
+        let mut outcome = Ok(0);
+        self.records
+            .entry(key.to_owned())
+            .and_compute_with(|current| {
+                let now = match current.map(|e| e.into_value()) {
+                    None => 0,
+                    Some(record) => match std::str::from_utf8(&record.value)
+                        .ok()
+                        .and_then(|s| s.parse::<i64>().ok())
+                    {
+                        Some(n) => n,
+                        None => {
+                            outcome = Err(StoreError::NotACounter {
+                                key: key.to_owned(),
+                                found: format!("{} bytes", record.value.len()),
+                            });
+                            return Op::Nop;
+                        }
+                    },
+                };
+                let next = now.saturating_add(delta);
+                outcome = Ok(next);
+                Op::Put(Self::record(next.to_string().into_bytes(), ttl))
+            });
+        Box::pin(std::future::ready(outcome))
+    }
+
+    fn delete<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {
+        self.records.invalidate(key);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    #[tokio::test]
+    async fn put_new_sets_a_key_once() {
+        let store = MemoryStore::default();
+        assert!(store.put_new("k", b"a".to_vec(), MINUTE).await.unwrap());
+        assert!(!store.put_new("k", b"b".to_vec(), MINUTE).await.unwrap());
+        assert_eq!(store.get("k").await.unwrap().as_deref(), Some(&b"a"[..]));
+        store.delete("k").await.unwrap();
+        assert!(store.put_new("k", b"c".to_vec(), MINUTE).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn counters_add_and_refuse_other_values() {
+        let store = MemoryStore::default();
+        assert_eq!(store.add("n", 2, MINUTE).await.unwrap(), 2);
+        assert_eq!(store.add("n", -3, MINUTE).await.unwrap(), -1);
+        store.put("s", b"text".to_vec(), MINUTE).await.unwrap();
+        let err = store.add("s", 1, MINUTE).await.unwrap_err();
+        assert!(err.to_string().contains("`s`"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_record_is_gone_after_its_ttl() {
+        let store = MemoryStore::default();
+        store
+            .put("k", b"v".to_vec(), Duration::from_millis(30))
+            .await
+            .unwrap();
+        store.put("long", b"v".to_vec(), MINUTE).await.unwrap();
+        // moka checks the expiry on read: poll until the clock passes it.
+        let start = Instant::now();
+        while store.get("k").await.unwrap().is_some() {
+            assert!(start.elapsed() < MINUTE, "the record never expired");
+            tokio::task::yield_now().await;
+        }
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        assert!(store.get("long").await.unwrap().is_some());
+    }
+}
