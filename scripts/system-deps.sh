@@ -12,6 +12,8 @@
 #                           the replica test (scripts/replicas.sh)
 #   buildah                 builds the container image without a daemon
 #                           (scripts/image.sh)
+#   redis-server            the shared store of replicas (corral-store's
+#                           tests, and the MCP task tests across replicas)
 set -euo pipefail
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
@@ -21,6 +23,7 @@ if [[ "${1:-}" != "--build" ]]; then
   command -v keyctl >/dev/null 2>&1 || missing+=(keyutils)
   command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
   command -v buildah >/dev/null 2>&1 || missing+=(buildah)
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 fi
 if ((${#missing[@]})); then
   echo "==> installing Debian packages: ${missing[*]}"

@@ -101,6 +101,7 @@ pub fn router(
     let probes = Probes {
         host: server.host().clone(),
         drain: drain.clone(),
+        store: server.tasks().store().clone(),
     };
     let mut config = StreamableHttpServerConfig::default();
     let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];

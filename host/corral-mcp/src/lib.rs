@@ -253,6 +253,11 @@ impl McpServer {
         Ok(self)
     }
 
+    /// The server's MCP tasks.
+    pub fn tasks(&self) -> &tasks::Tasks {
+        &self.tasks
+    }
+
     /// The host this server serves.
     pub fn host(&self) -> &Host {
         &self.host

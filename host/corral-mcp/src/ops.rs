@@ -10,7 +10,7 @@
 //! - `GET /healthz` (liveness): `200 {"status":"alive"}` while the process
 //!   and its runtime answer.
 //! - `GET /readyz` (readiness): `200` when ready, `503` otherwise, with
-//!   `{"ready", "draining", "plugins_pending", "status", "tools": {"up",
+//!   `{"ready", "draining", "plugins_pending", "status", "store", "tools": {"up",
 //!   "degraded", "down", "unknown"}}`. Ready means every plugin file has
 //!   been loaded or has failed to ([`Host::pending_plugins`] is empty, see
 //!   `serve_while_compiling`) and the replica is not draining. `status` is
@@ -347,6 +347,8 @@ impl http_body::Body for Tracked {
 pub(crate) struct Probes {
     pub(crate) host: Host,
     pub(crate) drain: Drain,
+    /// The shared store (tasks), whose reachability `/readyz` reports.
+    pub(crate) store: std::sync::Arc<dyn corral_store::SharedStore>,
 }
 
 /// `GET /healthz`.
@@ -361,6 +363,19 @@ pub(crate) async fn readyz(State(probes): State<Probes>) -> Response {
     let health = probes.host.health();
     let count = |status: HealthStatus| health.tools.iter().filter(|t| t.status == status).count();
     let ready = pending == 0 && !draining;
+    // An unreachable store refuses new tasks, but every other call still
+    // runs: reported, not made a reason to leave the rotation.
+    // A probe must answer fast: the store gets 500 ms.
+    let checked = tokio::time::timeout(Duration::from_millis(500), probes.store.check()).await;
+    let shown = probes.store.describe();
+    let store = match checked {
+        Ok(Ok(())) => json!({"store": shown, "reachable": true}),
+        Ok(Err(err)) => json!({"store": shown, "reachable": false,
+                               "detail": format!("{err}; new MCP tasks are refused")}),
+        Err(_) => json!({"store": shown, "reachable": false,
+                         "detail": format!("{shown} did not answer within 500 ms; new MCP \
+                                            tasks are refused")}),
+    };
     let body = json!({
         "ready": ready,
         "draining": draining,
@@ -372,6 +387,7 @@ pub(crate) async fn readyz(State(probes): State<Probes>) -> Response {
             "down": count(HealthStatus::Down),
             "unknown": count(HealthStatus::Unknown),
         },
+        "store": store,
     });
     let status = if ready {
         StatusCode::OK

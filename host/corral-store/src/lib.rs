@@ -9,20 +9,24 @@
 //!
 //! The operations are the ones Redis gives atomically (`GET`, `SET PX`,
 //! `SET NX PX`, `INCRBY` + `PEXPIRE`, `DEL`), so a Redis store is a thin
-//! mapping. [`MemoryStore`] is the default: one process, bounded by an entry
-//! count, oldest-to-expire evicted first.
+//! mapping ([`RedisStore`], feature `redis`). [`MemoryStore`] is the
+//! default: one process, bounded by an entry count.
 //!
 //! Keys are short ASCII strings that the caller builds from its own
 //! identifiers (`task:<id>`); values are bytes the caller encodes. Nothing
 //! here interprets either.
 
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
 pub use memory::{DEFAULT_MEMORY_ENTRIES, MemoryStore};
+#[cfg(feature = "redis")]
+pub use redis::{REDIS_TIMEOUT, RedisStore};
 
 /// What every [`SharedStore`] operation returns: a boxed future, so the
 /// trait is object safe and a host can hold `Arc<dyn SharedStore>`.
@@ -65,6 +69,15 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
     /// `redis://host:port` (never credentials).
     fn describe(&self) -> String;
 
+    /// Whether the store answers (a Redis `PING`); the in-memory store
+    /// always does.
+    ///
+    /// # Errors
+    /// [`StoreError::Unreachable`] when it does not answer.
+    fn check(&self) -> StoreFuture<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// The value under `key`, or `None` when there is none or it expired.
     fn get<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>>;
 
@@ -85,4 +98,50 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
 
     /// Removes `key`; removing a missing key is not an error.
     fn delete<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::SharedStore;
+
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    /// What every store must do, checked on each.
+    pub(crate) async fn contract(store: &dyn SharedStore) {
+        // put_new sets a key once.
+        store.delete("k").await.unwrap();
+        assert!(store.put_new("k", b"a".to_vec(), MINUTE).await.unwrap());
+        assert!(!store.put_new("k", b"b".to_vec(), MINUTE).await.unwrap());
+        assert_eq!(store.get("k").await.unwrap().as_deref(), Some(&b"a"[..]));
+        store.delete("k").await.unwrap();
+        assert_eq!(store.get("k").await.unwrap(), None);
+        assert!(store.put_new("k", b"c".to_vec(), MINUTE).await.unwrap());
+        store.put("k", b"d".to_vec(), MINUTE).await.unwrap();
+        assert_eq!(store.get("k").await.unwrap().as_deref(), Some(&b"d"[..]));
+
+        // Counters add, and refuse other values.
+        store.delete("n").await.unwrap();
+        assert_eq!(store.add("n", 2, MINUTE).await.unwrap(), 2);
+        assert_eq!(store.add("n", -3, MINUTE).await.unwrap(), -1);
+        store.put("s", b"text".to_vec(), MINUTE).await.unwrap();
+        let err = store.add("s", 1, MINUTE).await.unwrap_err();
+        assert!(err.to_string().contains("`s`"), "{err}");
+        assert!(store.check().await.is_ok());
+
+        // A record is gone after its TTL; a longer one stays.
+        store
+            .put("short", b"v".to_vec(), Duration::from_millis(30))
+            .await
+            .unwrap();
+        store.put("long", b"v".to_vec(), MINUTE).await.unwrap();
+        let start = Instant::now();
+        while store.get("short").await.unwrap().is_some() {
+            assert!(start.elapsed() < MINUTE, "the record never expired");
+            tokio::task::yield_now().await;
+        }
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        assert!(store.get("long").await.unwrap().is_some());
+    }
 }

@@ -58,13 +58,13 @@ impl std::fmt::Debug for MemoryStore {
 
 impl Default for MemoryStore {
     fn default() -> Self {
-        Self::new(DEFAULT_MEMORY_ENTRIES)
+        Self::bounded(DEFAULT_MEMORY_ENTRIES)
     }
 }
 
 impl MemoryStore {
     /// A store of at most `max_entries` records.
-    pub fn new(max_entries: u64) -> Self {
+    pub fn bounded(max_entries: u64) -> Self {
         Self {
             records: Cache::builder()
                 .max_capacity(max_entries)
@@ -143,43 +143,8 @@ impl SharedStore for MemoryStore {
 mod tests {
     use super::*;
 
-    const MINUTE: Duration = Duration::from_secs(60);
-
     #[tokio::test]
-    async fn put_new_sets_a_key_once() {
-        let store = MemoryStore::default();
-        assert!(store.put_new("k", b"a".to_vec(), MINUTE).await.unwrap());
-        assert!(!store.put_new("k", b"b".to_vec(), MINUTE).await.unwrap());
-        assert_eq!(store.get("k").await.unwrap().as_deref(), Some(&b"a"[..]));
-        store.delete("k").await.unwrap();
-        assert!(store.put_new("k", b"c".to_vec(), MINUTE).await.unwrap());
-    }
-
-    #[tokio::test]
-    async fn counters_add_and_refuse_other_values() {
-        let store = MemoryStore::default();
-        assert_eq!(store.add("n", 2, MINUTE).await.unwrap(), 2);
-        assert_eq!(store.add("n", -3, MINUTE).await.unwrap(), -1);
-        store.put("s", b"text".to_vec(), MINUTE).await.unwrap();
-        let err = store.add("s", 1, MINUTE).await.unwrap_err();
-        assert!(err.to_string().contains("`s`"), "{err}");
-    }
-
-    #[tokio::test]
-    async fn a_record_is_gone_after_its_ttl() {
-        let store = MemoryStore::default();
-        store
-            .put("k", b"v".to_vec(), Duration::from_millis(30))
-            .await
-            .unwrap();
-        store.put("long", b"v".to_vec(), MINUTE).await.unwrap();
-        // moka checks the expiry on read: poll until the clock passes it.
-        let start = Instant::now();
-        while store.get("k").await.unwrap().is_some() {
-            assert!(start.elapsed() < MINUTE, "the record never expired");
-            tokio::task::yield_now().await;
-        }
-        assert!(start.elapsed() >= Duration::from_millis(20));
-        assert!(store.get("long").await.unwrap().is_some());
+    async fn memory_keeps_the_contract() {
+        crate::tests::contract(&MemoryStore::default()).await;
     }
 }

@@ -17,6 +17,7 @@ mod drain;
 pub(crate) mod http;
 mod stdio;
 mod tasks;
+mod tasks_shared;
 
 pub(crate) const WAIT: Duration = Duration::from_secs(60);
 

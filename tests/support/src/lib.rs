@@ -11,6 +11,7 @@ mod evidence;
 mod floor;
 #[cfg(feature = "load")]
 pub mod load;
+mod redis;
 mod registry;
 pub mod resilience;
 mod sigstore;
@@ -18,6 +19,7 @@ mod wit_values;
 pub use echo::EchoServer;
 pub use evidence::{Seeds, evidence_seeds};
 pub use floor::Floor;
+pub use redis::RedisServer;
 pub use registry::{CuttingRelay, Registry};
 pub use sigstore::{ALICE, DAY, Keyless, TestSigstore};
 pub use wit_values::{VALUES_WIT, exported_params, value_for};

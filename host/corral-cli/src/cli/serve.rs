@@ -121,7 +121,7 @@ impl ServeCmd {
                 McpServer::new(host)
             }
         };
-        let server = self.tasks.apply(server);
+        let server = self.tasks.apply(server)?;
         match self.http {
             None => serve_stdio(server).await?,
             Some(addr) => {

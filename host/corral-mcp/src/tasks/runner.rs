@@ -45,6 +45,35 @@ async fn cancel_requested(tasks: &Tasks, id: &str, mut wake: watch::Receiver<u64
     }
 }
 
+/// Renews the lease of task `id` every third of it, and makes each new
+/// progress message its `statusMessage`, until aborted.
+async fn keep(
+    tasks: Arc<Tasks>,
+    id: String,
+    record: Arc<Mutex<Stored>>,
+    mut progress: watch::Receiver<String>,
+) {
+    let mut renew = tokio::time::interval(tasks.settings.lease / 3);
+    renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    renew.tick().await;
+    loop {
+        tokio::select! {
+            changed = progress.changed() => {
+                if changed.is_err() {
+                    // The call is over; the lease still needs renewing
+                    // until the runner writes the end.
+                    renew.tick().await;
+                    save(&tasks, &id, &record, |_| {}).await;
+                    continue;
+                }
+                let message = progress.borrow_and_update().clone();
+                save(&tasks, &id, &record, |s| s.task.task.status_message = Some(message)).await;
+            }
+            _ = renew.tick() => save(&tasks, &id, &record, |_| {}).await,
+        }
+    }
+}
+
 /// Runs `job` as task `id` to its end, then frees its slot.
 pub(crate) async fn run(
     tasks: Arc<Tasks>,
@@ -62,7 +91,7 @@ pub(crate) async fn run(
         mut options,
         ask_client,
     } = job;
-    let (progress_tx, mut progress_rx) = watch::channel(String::new());
+    let (progress_tx, progress_rx) = watch::channel(String::new());
     options.progress = Some(Arc::new(move |_tool: &str, message: &str| {
         let text: String = corral::untrusted_text::escape_line(message)
             .chars()
@@ -81,38 +110,35 @@ pub(crate) async fn run(
     }
     // The call (and with it the sandbox and any waiting review) is gone
     // at the end of this block, before the final record is written.
+    // The lease and the status message are kept by a task of their own:
+    // a save waits for the record's lock, which a review inside the call
+    // may hold across its own write, so it must never wait where the call
+    // is not polled.
+    let keeper = tokio::spawn(keep(tasks.clone(), id.clone(), record.clone(), progress_rx));
+    // The call (and with it the sandbox and any waiting review) is gone
+    // at the end of this block, before the final record is written.
     let payload = {
         let call = host.call_value(&name, arguments, &options);
-        tokio::pin!(call);
         let cancel = cancel_requested(&tasks, &id, wake.subscribe());
-        tokio::pin!(cancel);
-        let mut renew = tokio::time::interval(tasks.settings.lease / 3);
-        renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        renew.tick().await;
-        loop {
-            tokio::select! {
-                result = &mut call => {
-                    let result = crate::present::to_result(result);
-                    let result = match serde_json::to_value(&result) {
-                        Ok(Value::Object(object)) => object,
-                        _ => JsonObject::new(),
-                    };
-                    break TaskPayload::Completed { result };
-                }
-                () = &mut cancel => {
-                    tracing::info!(tool = name, task = id, "task cancelled; sandbox torn down");
-                    metrics::counter!("corral_calls_cancelled_total", "tool" => name.clone())
-                        .increment(1);
-                    break TaskPayload::Cancelled;
-                }
-                _ = progress_rx.changed() => {
-                    let message = progress_rx.borrow_and_update().clone();
-                    save(&tasks, &id, &record, |s| s.task.task.status_message = Some(message)).await;
-                }
-                _ = renew.tick() => save(&tasks, &id, &record, |_| {}).await,
+        tokio::select! {
+            result = call => {
+                let result = crate::present::to_result(result);
+                let result = match serde_json::to_value(&result) {
+                    Ok(Value::Object(object)) => object,
+                    _ => JsonObject::new(),
+                };
+                TaskPayload::Completed { result }
+            }
+            () = cancel => {
+                tracing::info!(tool = name, task = id, "task cancelled; sandbox torn down");
+                metrics::counter!("corral_calls_cancelled_total", "tool" => name.clone())
+                    .increment(1);
+                TaskPayload::Cancelled
             }
         }
     };
+    keeper.abort();
+    let _ = keeper.await;
     drop(options);
     let status = payload.status();
     save(&tasks, &id, &record, |s| set(s, payload)).await;
