@@ -113,20 +113,24 @@ check "inspector tools/call over stdio" \
 "$corral" --plugins "$plugins" --cache-dir "$cache" serve --no-watch --http 127.0.0.1:0 \
   2>"$work/server.log" &
 server_pid=$!
-url=
-# Wait for the whole announced line: it ends in /mcp, so a half-written
-# line (a read racing the write) never yields a truncated address.
-for _ in $(seq 300); do
-  url=$(sed -n 's/^corral: serving MCP at \(http:[^ ]*\/mcp\)$/\1/p' "$work/server.log")
-  [ -n "$url" ] && break
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if [ -z "$url" ]; then
-  echo "mcp client check: corral serve --http starts: FAILED"
-  cat "$work/server.log"
-  exit 1
-fi
+# The address the server in the background announced in server.log.
+served_url() {
+  local url=
+  # Wait for the whole announced line: it ends in /mcp, so a half-written
+  # line (a read racing the write) never yields a truncated address.
+  for _ in $(seq 300); do
+    url=$(sed -n 's/^corral: serving MCP at \(http:[^ ]*\/mcp\)$/\1/p' "$work/server.log")
+    [ -n "$url" ] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    echo "mcp client check: corral serve --http starts: FAILED" >&2
+    return 1
+  fi
+  echo "$url"
+}
+url=$(served_url) || { cat "$work/server.log"; exit 1; }
 check "inspector tools/list over HTTP" \
   contains '"name": "sha256"' "$inspector" --cli "$url" --transport http --method tools/list
 check "inspector tools/call over HTTP" \
@@ -139,4 +143,43 @@ done
 check "conformance, whole active suite against the baseline" \
   "$node22" "$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
   --url "$url" --expected-failures tests/mcp/conformance-baseline.yml
+kill "$server_pid" 2>/dev/null
+wait "$server_pid" 2>/dev/null
+
+# The 2026-07-28 requirement set of the pinned 0.2.0 runner, the Tasks
+# extension's scenarios among them, against the reference-tools fixture (the
+# runner's diagnostic tools, written with corral's SDK) under its policy.
+reference=$(mktemp -d)
+cp target/guests/wasm32-wasip2/release/fixture_reference_tools.wasm "$reference/reference_tools.wasm"
+cp tests/mcp/reference_tools.policy.toml "$reference/"
+"$corral" --plugins "$reference" --cache-dir "$cache" serve --no-watch --http 127.0.0.1:0 \
+  2>"$work/server.log" &
+server_pid=$!
+url=$(served_url) || { cat "$work/server.log"; exit 1; }
+baseline=tests/mcp/conformance-2026-07-28.yml
+# The runner scores only the revision's required scenarios against the
+# baseline; the extension and pending ones it runs but never scores are held
+# to the same file here: exactly the ones it lists fail.
+conformance_2026() {
+  "$node22" "$tools/node_modules/conformance-2026/dist/index.js" server --url "$url" \
+    --requirements 2026-07-28 --expected-failures "$baseline" >"$work/conformance" 2>&1
+  local scored=$?
+  cat "$work/conformance"
+  local unscored='tasks-|json-schema-2020-12|http-custom-header-server-validation'
+  local failing listed
+  failing=$(sed -En "s/^✗ (($unscored)[a-z0-9-]*):.*/\1/p" "$work/conformance" | sort -u)
+  listed=$(sed -En "s/^  - (($unscored)[a-z0-9-]*)$/\1/p" "$baseline" | sort -u)
+  if [ -z "$listed" ]; then
+    echo "no unscored scenario read from $baseline"
+    return 1
+  fi
+  if [ "$failing" != "$listed" ]; then
+    echo "unscored scenarios failing: ${failing//$'\n'/ }; the baseline lists: ${listed//$'\n'/ }"
+    return 1
+  fi
+  return "$scored"
+}
+check "conformance 0.2.0 (--requirements 2026-07-28, Tasks extension) on the reference-tools fixture against its baseline" \
+  conformance_2026
+rm -rf "$reference"
 exit "$failed"

@@ -26,7 +26,8 @@
 //!   results with `isError: true` and the `Error: <message>` text, so the model
 //!   can correct itself, with `_meta["corral/errorKind"]` and, when the tool
 //!   gave one, `_meta["corral/errorCode"]`; an unknown tool is a protocol error
-//!   (`-32602`). JSON object outputs are also returned as `structuredContent`.
+//!   (`-32602`). JSON object outputs are also returned as `structuredContent`;
+//!   a JSON string output is its text, unquoted.
 //! - Approvals ([`approval`]): when the client declared the `elicitation`
 //!   capability, a gated call asks the user: with `elicitation/create` during
 //!   the call for a session client, and with an input-required result and a
@@ -376,9 +377,13 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         if request.uri != HEALTH_URI {
+            // SEP-2164: the URI that was not found goes in `data`.
             return Err(McpError::resource_not_found(
-                format!("no resource `{}`; corral serves {HEALTH_URI}", request.uri),
-                None,
+                format!(
+                    "no resource `{}`; corral serves {HEALTH_URI}",
+                    corral::untrusted_text::escape(&request.uri)
+                ),
+                Some(json!({"uri": request.uri})),
             ));
         }
         let text = serde_json::to_string_pretty(&self.host.health())

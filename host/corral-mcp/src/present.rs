@@ -111,6 +111,12 @@ pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult
             meta.insert("corral/attempts".into(), json!(out.attempts));
             meta.insert("corral/cacheHit".into(), json!(out.cache_hit));
             let (text, json) = out.into_text_and_json();
+            // A JSON string is shown as its text, as a model reads it
+            // (`Hello, Ada!`, not `"Hello, Ada!"`); any other value as JSON.
+            let text = match &json {
+                Some(Value::String(string)) => string.clone(),
+                _ => text,
+            };
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             if let Some(object @ Value::Object(_)) = json {
                 result.structured_content = Some(object);

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::{Stdio_, WAIT, text};
-use crate::support::{DUP_A, HOSTILE, SAMPLES, guest, plugin_dir};
+use crate::support::{DUP_A, HOSTILE, REFERENCE_TOOLS, SAMPLES, guest, plugin_dir};
 
 #[test]
 fn stdio_initializes_lists_and_calls() {
@@ -392,4 +392,22 @@ fn health_shows_in_tools_list_a_resource_and_list_changed() {
             .iter()
             .any(|t| t["tool"] == "fetch_url" && t["status"] == "DOWN")
     );
+}
+
+#[test]
+fn a_string_output_is_its_text_and_an_object_also_structured_content() {
+    let dir = plugin_dir(&[REFERENCE_TOOLS, HOSTILE]);
+    let mut mcp = Stdio_::start(dir.path(), &["--no-watch"]);
+    mcp.initialize(json!({}));
+    // A JSON string is shown unquoted, as a model reads it.
+    let greeting = mcp.call(1, "greet", json!({"name": "Ada \"the first\""}));
+    assert_eq!(text(&greeting), "Hello, Ada \"the first\"!", "{greeting}");
+    assert!(
+        greeting["result"].get("structuredContent").is_none(),
+        "{greeting}"
+    );
+    // An object stays JSON text, and is also structured content.
+    let echo = mcp.call(2, "echo", json!({"text": "hi"}));
+    assert_eq!(text(&echo), r#"{"echo":"hi"}"#, "{echo}");
+    assert_eq!(echo["result"]["structuredContent"]["echo"], "hi", "{echo}");
 }

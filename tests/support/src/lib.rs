@@ -51,6 +51,9 @@ pub const GUESTS_DIR: &str = env!("CORRAL_GUESTS_DIR");
 
 /// Fixture: a plugin whose tools misbehave in every way (and a few benign ones).
 pub const HOSTILE: &str = "fixture_hostile.wasm";
+/// Fixture: the MCP conformance runner's diagnostic tools (`greet`,
+/// `slow_compute`, `confirm_delete`, ...), written with the SDK.
+pub const REFERENCE_TOOLS: &str = "fixture_reference_tools.wasm";
 /// Fixture: `describe` traps.
 pub const TRAP_DESCRIBE: &str = "fixture_trap_describe.wasm";
 /// Fixture: provides `dup_tool`.
