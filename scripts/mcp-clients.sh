@@ -87,6 +87,10 @@ check "python mcp 2.3 code-mode approvals: a script's gated calls, journal repla
   "$venv/bin/python" tests/mcp/python_code_approvals.py "$corral" plugins/notes.wasm "$cache"
 check "python mcp 2.3 subscriptions/listen: acknowledged filter, list_changed on a new plugin, prompts/list -32601, stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_listen.py "$corral" plugins/encode.wasm "$cache"
+check "python mcp 2.3 tasks (SEP-2663) through a client extension: a slow call, a question answered with tasks/update, a cancel that frees the sandbox, another tenant refused, the TTL, stdio and HTTP" \
+  "$venv/bin/python" tests/mcp/python_tasks.py "$corral" \
+  target/guests/wasm32-wasip2/release/fixture_reference_tools.wasm \
+  target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$cache"
 check "python mcp 2.3 progressive disclosure: facades, unfold, fold, exclusive, both modes, stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_disclosure.py "$corral" plugins "$cache"
 check "python mcp 2.3 any-component tools (Rust and JavaScript builds of one WIT), stdio and HTTP" \
