@@ -2,7 +2,8 @@
 # Three `corral serve --http` replicas behind HAProxy (issue 30): stateless
 # MCP calls, 32 in flight, while one replica gets SIGTERM and another
 # SIGKILL; session-based clients kept on their replica by HAProxy's stick
-# table. The load and the checks are tests/replicas/replicas.py; HAProxy's
+# table; MCP tasks in a Redis the replicas share (issue 47): polled and
+# cancelled through other replicas, failed after the lease of a killed one. The load and the checks are tests/replicas/replicas.py; HAProxy's
 # configuration is deploy/haproxy/haproxy.cfg, the one README.md shows.
 #
 #   scripts/replicas.sh [CALLS] [CORRAL]
@@ -11,7 +12,7 @@
 # the long run in BENCHMARKS.md is 20 000 with the release binary:
 #   scripts/replicas.sh 20000 target/release/corral
 # Needs the built `corral` (default target/debug/corral) and sample tools
-# (scripts/build-guests.sh). Installs HAProxy (Debian, scripts/system-deps.sh)
+# (scripts/build-guests.sh). Installs HAProxy and Redis (Debian, scripts/system-deps.sh)
 # and the pinned Python MCP client (PyPI) when missing. Prints the figures and one line:
 #   replicas: N calls, ... : ok|FAILED
 set -euo pipefail
@@ -48,6 +49,20 @@ require = ["notes_delete"]
 
 [resilience.tools.notes_write]
 audit = { level = "all", record_arguments = true }
+POLICY
+# The hostile fixture's `spin`, always an MCP task here: the tasks phase
+# starts, cancels and orphans spinning tasks (tests/replicas/tasks_phase.py).
+cp target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$plugins/hostile.wasm"
+cat >"$plugins/hostile.policy.toml" <<'POLICY'
+version = 1
+
+[limits]
+fuel = 10_000_000_000
+timeout_ms = 300_000
+
+[tasks]
+mode = "never"
+tools = { spin = "always" }
 POLICY
 # Warm the component cache the replicas share.
 "$corral" --plugins "$plugins" --cache-dir "$cache" list >/dev/null

@@ -25,7 +25,11 @@ Checks: no call failed after retries but the `notes_write` calls in flight on
 the SIGKILLed replica; no retry before the SIGKILL (the SIGTERMed replica
 needs none); every `notes_write` the client saw succeed wrote its note and
 was executed exactly once (the audit logs); the SIGTERMed replica exited 0.
-Then the last replica drains while a session's gated call waits on its
+Before the load, the MCP tasks phase (tasks_phase.py): the replicas share a
+real Redis (`--store`); a task is started through the proxy, polled and
+cancelled through other replicas, and a task whose replica is SIGKILLed
+ends `failed` after the lease (the replica is started again). Then the last
+replica drains while a session's gated call waits on its
 client's approval: the answer must reach it through the proxy (which has
 taken it out of rotation), the call succeed and the replica exit 0.
 Prints the figures and one line: `replicas: ... : ok` or `... : FAILED`.
@@ -48,6 +52,7 @@ import time
 
 import anyio
 import httpx2 as httpx
+import tasks_phase
 from mcp import Client
 
 META = {
@@ -81,20 +86,26 @@ def http_status(url):
 
 
 class Replica:
-    def __init__(self, index, corral, plugins, cache, work):
+    def __init__(self, index, corral, plugins, cache, work, store):
         self.index = index
         self.port = free_port()
         self.addr = f"127.0.0.1:{self.port}"
         self.log = open(work / f"replica-{index}.log", "w")
-        self.process = subprocess.Popen(
-            [corral, "--plugins", str(plugins), "--cache-dir", str(cache),
-             "serve", "--no-watch", "--http", self.addr,
-             "--state-key-file", str(work / "state.key"),
-             "--standing-approvals", str(work / "shared" / "approvals.json"),
-             "--audit-log", str(work / "audit" / "audit-{replica}.jsonl"),
-             "--replica-id", f"r{index}",
-             "--drain-delay-ms", "1000", "--drain-grace-ms", "30000"],
-            stdout=subprocess.DEVNULL, stderr=self.log)
+        self.command = [
+            corral, "--plugins", str(plugins), "--cache-dir", str(cache),
+            "serve", "--no-watch", "--http", self.addr,
+            "--state-key-file", str(work / "state.key"),
+            "--standing-approvals", str(work / "shared" / "approvals.json"),
+            "--audit-log", str(work / "audit" / "audit-{replica}.jsonl"),
+            "--replica-id", f"r{index}",
+            "--drain-delay-ms", "1000", "--drain-grace-ms", "30000",
+            # MCP tasks in the Redis every replica shares; a dead replica's
+            # task fails 1.5 s after its last lease renewal.
+            "--store", store, "--task-lease-ms", "1500"]
+        self.start()
+
+    def start(self):
+        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=self.log)
 
     def ready(self):
         return http_status(f"http://{self.addr}/readyz") == 200
@@ -293,7 +304,8 @@ def main():
     (work / "state.key").write_text(os.urandom(32).hex())
     plugins = pathlib.Path(args.plugins)
     notes = plugins / "notes-data"
-    replicas = [Replica(i, args.corral, plugins, args.cache, work) for i in (1, 2, 3)]
+    redis = tasks_phase.Redis(free_port(), open(work / "redis.log", "w"))
+    replicas = [Replica(i, args.corral, plugins, args.cache, work, redis.url) for i in (1, 2, 3)]
     stats_sock = work / "haproxy.sock"
     listen = f"127.0.0.1:{free_port()}"
     env = dict(os.environ, CORRAL_LISTEN=listen, CORRAL_HAPROXY_STATS=str(stats_sock),
@@ -305,10 +317,18 @@ def main():
     try:
         for r in replicas:
             wait_until(f"replica {r.index} ready", r.ready)
-        wait_until("HAProxy sees every replica UP", lambda: stats_sock.exists() and all(
-            row["status"] == "UP" for row in haproxy_stats(stats_sock)
-            if row["pxname"] == "corral" and row["svname"] in ("r1", "r2", "r3")))
+        def all_up():
+            wait_until("HAProxy sees every replica UP", lambda: stats_sock.exists() and all(
+                row["status"] == "UP" for row in haproxy_stats(stats_sock)
+                if row["pxname"] == "corral" and row["svname"] in ("r1", "r2", "r3")))
+
+        def restart(replica):
+            replica.start()
+            wait_until(f"replica {replica.index} ready again", replica.ready)
+
+        all_up()
         url = f"http://{listen}/mcp"
+        task_problems = tasks_phase.run(f"http://{listen}", replicas, restart, all_up)
 
         started = time.monotonic()
         anyio.run(sessions, url, args.session_clients, 10)
@@ -376,7 +396,7 @@ def main():
                   f"eresp {row.get('eresp')}, wretr {row.get('wretr')}, wredis {row.get('wredis')}, "
                   f"hrsp_5xx {row.get('hrsp_5xx')}")
 
-        problems = []
+        problems = list(task_problems)
         if idempotent_failed:
             problems.append(f"{len(idempotent_failed)} idempotent calls failed after retries")
         if len(tally.failed) != len(tally.notes_failed):
@@ -394,7 +414,8 @@ def main():
             status = "FAILED"
             for p in problems:
                 print(f"problem: {p}")
-            for name in ("haproxy.log", "replica-1.log", "replica-2.log", "replica-3.log"):
+            for name in ("haproxy.log", "redis.log", "replica-1.log", "replica-2.log",
+                         "replica-3.log"):
                 print(f"--- {name} (last lines)")
                 print("\n".join((work / name).read_text().splitlines()[-15:]))
         print(f"replicas: {tally.sent} calls, {tally.succeeded} succeeded, {tally.retried_calls} "
@@ -408,6 +429,7 @@ def main():
             if r.process.poll() is None:
                 r.process.kill()
         haproxy.wait(timeout=30)
+        redis.stop()
     sys.exit(0 if status == "ok" else 1)
 
 
