@@ -95,6 +95,17 @@ impl McpServer {
             ));
         }
         let flow = approval::Flow::of(&context);
+        // A declared gate that only this client's user could decide, from a
+        // client that cannot be asked: refused before the call, as MCP says
+        // (MissingRequiredClientCapability, -32021, HTTP 400), naming what
+        // would make it work.
+        if tool.requires_approval()
+            && flow == approval::Flow::Host
+            && options.reviewer.is_none()
+            && !self.host.decides_gate(&tool)
+        {
+            return Err(missing_elicitation(&name));
+        }
         let retry = request.request_state.is_some();
         let gate_first =
             !retry && tool.requires_approval() && flow == approval::Flow::InputRequired;
@@ -172,4 +183,18 @@ impl McpServer {
         }
         Ok(CallToolResponse::Complete(result))
     }
+}
+
+/// `MissingRequiredClientCapability` (-32021) for a gated call of `tool`
+/// whose approval needs the client's `elicitation`.
+fn missing_elicitation(tool: &str) -> McpError {
+    McpError::new(
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "tool `{tool}` needs approval, and this server has no reviewer of its own: the \
+             client must declare the `elicitation` capability so its user can be asked \
+             (or the operator configures a reviewer, e.g. `corral serve --approve rules:FILE`)"
+        ),
+        Some(json!({"requiredCapabilities": {"elicitation": {}}})),
+    )
 }

@@ -32,7 +32,9 @@
 //!   capability, a gated call asks the user: with `elicitation/create` during
 //!   the call for a session client, and with an input-required result and a
 //!   retry for a 2026-07-28 client; otherwise the host's configured reviewer
-//!   decides (never an automatic yes because a client lacks the capability).
+//!   or a standing approval decides (never an automatic yes because a client
+//!   lacks the capability), and with neither a call of a tool with a declared
+//!   gate is refused with `MissingRequiredClientCapability` (-32021).
 //! - Progressive disclosure ([`disclosure`]): with facades, a client's
 //!   `tools/list` holds facades that unfold into their tools.
 //! - Progress: with a `progressToken`, guest `progress()` messages become

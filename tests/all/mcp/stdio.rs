@@ -276,12 +276,22 @@ fn without_elicitation_or_a_reviewer_a_gated_call_is_refused() {
     let dir = plugin_dir(&[HOSTILE]);
     let mut mcp = Stdio_::start(dir.path(), &["--no-watch"]);
     mcp.initialize(json!({}));
+    // No one can decide: refused before the call as MCP says, naming the
+    // capability that would make it work (-32021).
     let result = mcp.call(1, "gated", json!({"message": "wipe"}));
-    assert_eq!(result["result"]["isError"], true);
-    assert!(
-        text(&result).contains("no reviewer is configured"),
+    assert_eq!(result["error"]["code"], -32021, "{result}");
+    assert_eq!(
+        result["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}}),
         "{result}"
     );
+    let message = result["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("`gated` needs approval"), "{result}");
+    // A standing approval or a reviewer of the host's own decides instead.
+    let mut decided = Stdio_::start(dir.path(), &["--no-watch", "--approve", "deny"]);
+    decided.initialize(json!({}));
+    let denied = decided.call(1, "gated", json!({"message": "wipe"}));
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
     assert!(
         mcp.backlog
             .iter()

@@ -16,8 +16,10 @@
 //! - **Session-based clients that declared `elicitation`**: a
 //!   server-initiated `elicitation/create` with the same form, during the
 //!   call ([`ElicitationReviewer`]).
-//! - **Every other client**: the host's configured reviewer decides; a
-//!   client without the capability never gets an automatic yes.
+//! - **Every other client**: the host's configured reviewer (or a standing
+//!   approval) decides; a client without the capability never gets an
+//!   automatic yes. With neither, a declared gate is refused before the
+//!   call with `MissingRequiredClientCapability` (-32021, `call.rs`).
 //!
 //! Inside `execute_code` (code mode), a gated call of the script can wait
 //! for the retry: the run stops there, and the input-required result's

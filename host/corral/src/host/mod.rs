@@ -286,6 +286,17 @@ impl Host {
         self.tool(tool).is_some_and(|t| t.requires_approval())
     }
 
+    /// Whether the host can decide the declared approval gate of `tool` on
+    /// its own: a reviewer is configured ([`HostBuilder::reviewer`]), or a
+    /// standing approval covers the tool's current build. When it cannot, a
+    /// gated call needs the caller's reviewer (an MCP client's user through
+    /// elicitation) or fails with a configuration error.
+    pub fn decides_gate(&self, tool: &Tool) -> bool {
+        let gate = &self.inner.env.gate;
+        let (_, sha256) = tool.provider_identity();
+        gate.reviewer.is_some() || gate.standing.allows(&tool.spec().name, sha256)
+    }
+
     /// The context policy of the plugin named `plugin`: the host
     /// configuration's ([`HostBuilder::context_policy`]) if set, else the
     /// plugin's policy file's `[context]`, else the host default.
