@@ -79,6 +79,14 @@ impl McpServer {
             &mut options,
         )?;
 
+        // A state is good once: this process remembers it (the round), and
+        // so does the store the replicas share, so a replay to another
+        // replica is refused too.
+        if let Some(round) = &round
+            && let Some(nonce) = round.nonce()
+        {
+            approval::use_once(self.tasks.store().as_ref(), nonce, round.state_ttl()).await?;
+        }
         // A task (SEP-2663), when the client takes them and the tool
         // prefers it. A declared gate of a 2026-07-28 client is asked in line
         // first (its retry then becomes the task); questions inside the task

@@ -1,7 +1,8 @@
-//! MCP tasks across replicas that share a real Redis (`--store redis://`):
-//! a task started on one replica is read, answered and cancelled on
-//! another; a replica killed during a task leaves it `failed` once its
-//! lease passes; an unreachable Redis refuses new tasks and nothing else.
+//! Replicas that share a real Redis (`--store redis://`): a task started on
+//! one replica is read, answered and cancelled on another; a replica killed
+//! during a task leaves it `failed` once its lease passes; an unreachable
+//! Redis refuses new tasks and nothing else; an approval's request state
+//! used on one replica is refused on another.
 
 use std::time::{Duration, Instant};
 
@@ -59,7 +60,10 @@ fn poll(server: &HttpServer, id: &str, want: &[&str]) -> Value {
 
 fn replicas(redis: &str, n: usize, extra: &[&str]) -> (tempfile::TempDir, Vec<HttpServer>) {
     let dir = plugin_dir_with_policies(&[(HOSTILE, Some(POLICY))]);
-    let mut args = vec!["--store", redis];
+    let key = dir.path().join("state.key");
+    std::fs::write(&key, "k".repeat(64)).expect("state key");
+    let key = key.display().to_string();
+    let mut args = vec!["--store", redis, "--state-key-file", key.as_str()];
     args.extend_from_slice(extra);
     let servers = (0..n)
         .map(|_| HttpServer::start(dir.path(), &args))
@@ -173,4 +177,31 @@ fn an_unreachable_store_refuses_new_tasks_and_nothing_else() {
             .contains("new MCP tasks are refused"),
         "{ready}"
     );
+}
+
+#[test]
+fn a_request_state_used_on_one_replica_is_refused_on_another() {
+    let redis = RedisServer::start();
+    let (_dir, servers) = replicas(&redis.url(), 2, &[]);
+    let (a, b) = (&servers[0], &servers[1]);
+    let call = json!({"name": "gated", "arguments": {"message": "once"}});
+    let (_, asked) = rpc(a, "tools/call", call.clone());
+    let state = asked["result"]["requestState"]
+        .as_str()
+        .expect("requestState")
+        .to_owned();
+    let mut retry = call;
+    retry["requestState"] = json!(state);
+    retry["inputResponses"] =
+        json!({"approval": {"action": "accept", "content": {"decision": "allow"}}});
+    let (_, done) = rpc(a, "tools/call", retry.clone());
+    assert_eq!(
+        done["result"]["structuredContent"]["message"], "once",
+        "{done}"
+    );
+    // The same answer again, to the other replica: it shares the key, so
+    // the state is genuine, and the store, so it is known as used.
+    let (_, replayed) = rpc(b, "tools/call", retry);
+    let message = replayed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("already used"), "{replayed}");
 }

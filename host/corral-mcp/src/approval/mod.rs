@@ -55,8 +55,8 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use corral::{ApprovalDecision, CallContext, Journal, ReviewFuture, ReviewRequest, Reviewer, Tool};
 
 pub use elicit::ElicitationReviewer;
-pub(crate) use state::States;
 pub use state::{DEFAULT_STATE_TTL, MIN_STATE_KEY_BYTES, StateError, StateKeyError};
+pub(crate) use state::{States, use_once};
 
 use payload::{Binding, Decided, Payload, Question};
 
@@ -113,6 +113,9 @@ pub(crate) struct RoundReviewer {
     deferred: Mutex<Vec<Question>>,
     /// The journal of the script whose call the retry answers.
     journal: Option<Journal>,
+    /// The nonce of the state this retry used up (here, and next in the
+    /// shared store, `Round::nonce`).
+    nonce: Option<String>,
 }
 
 impl RoundReviewer {
@@ -132,6 +135,7 @@ impl RoundReviewer {
             made: Mutex::default(),
             deferred: Mutex::default(),
             journal: None,
+            nonce: None,
         }
     }
 
@@ -192,6 +196,7 @@ impl RoundReviewer {
             Some((payload.pending, answer, tool.spec().parameters.clone())),
         );
         round.journal = journal;
+        round.nonce = Some(payload.nonce.clone());
         Ok(round)
     }
 
@@ -352,6 +357,17 @@ impl Round {
             }
             _ => Ok(None),
         }
+    }
+
+    /// The nonce of the state this round's retry used up, for the shared
+    /// store to make it single use across replicas; `None` on a first round.
+    pub fn nonce(&self) -> Option<&str> {
+        self.reviewer.nonce.as_deref()
+    }
+
+    /// How long a state is good for: how long its nonce must be remembered.
+    pub fn state_ttl(&self) -> std::time::Duration {
+        self.states.ttl()
     }
 
     /// The input-required result for a call of `tool` (called as `name`,

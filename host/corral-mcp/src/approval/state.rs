@@ -219,6 +219,11 @@ impl States {
     ///
     /// # Errors
     /// [`StateError::Replayed`] when it was used before.
+    /// How long a state is good for.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
     pub fn consume(&self, nonce: &str) -> Result<(), StateError> {
         let entry = self.used.entry(nonce.to_string()).or_insert(());
         if entry.is_fresh() {
@@ -252,6 +257,38 @@ impl States {
             return Err(StateError::OtherCall { what });
         }
         Ok(payload)
+    }
+}
+
+/// Marks the state `nonce` used in the store the replicas share, for
+/// `ttl`: `Ok` the first time on any replica, an error every later time, and
+/// an error (fail closed) when the store cannot say. The process's own
+/// memory of used states ([`States::consume`]) refuses a local replay first.
+///
+/// # Errors
+/// `invalid_params` ([`StateError::Replayed`]) for a state already used;
+/// `internal_error` when the store fails.
+pub(crate) async fn use_once(
+    store: &dyn corral_store::SharedStore,
+    nonce: &str,
+    ttl: std::time::Duration,
+) -> Result<(), rmcp::ErrorData> {
+    let fresh = store
+        .put_new(&format!("state:{nonce}"), b"1".to_vec(), ttl)
+        .await
+        .map_err(|err| {
+            rmcp::ErrorData::internal_error(
+                format!("cannot check that the request state is used once: {err}"),
+                None,
+            )
+        })?;
+    if fresh {
+        Ok(())
+    } else {
+        Err(rmcp::ErrorData::invalid_params(
+            StateError::Replayed.to_string(),
+            None,
+        ))
     }
 }
 
