@@ -156,6 +156,7 @@ wait "$server_pid" 2>/dev/null
 reference=$(mktemp -d)
 cp target/guests/wasm32-wasip2/release/fixture_reference_tools.wasm "$reference/reference_tools.wasm"
 cp tests/mcp/reference_tools.policy.toml "$reference/"
+mkdir "$reference/reference-data"
 "$corral" --plugins "$reference" --cache-dir "$cache" serve --no-watch --http 127.0.0.1:0 \
   2>"$work/server.log" &
 server_pid=$!

@@ -192,6 +192,7 @@ async def main():
     try:
         shutil.copy(REFERENCE, os.path.join(plugins, "reference_tools.wasm"))
         shutil.copy(os.path.join(os.path.dirname(__file__), "reference_tools.policy.toml"), plugins)
+        os.mkdir(os.path.join(plugins, "reference-data"))
         shutil.copy(HOSTILE, os.path.join(plugins, "hostile.wasm"))
         with open(os.path.join(plugins, "hostile.policy.toml"), "w") as f:
             f.write('version = 1\n[limits]\ntimeout_ms = 300_000\n[tasks]\nmode = "never"\ntools = { spin = "always" }\n')
