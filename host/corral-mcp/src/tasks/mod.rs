@@ -7,7 +7,10 @@
 //! extension (in its `_meta` capabilities, or at `initialize`), and only
 //! when the tool prefers it ([`corral::Tool::prefers_task`]: the policy's
 //! `[tasks]` mode, `when_slow` by default). A facade and an unknown tool
-//! never do; a retry that answers an input-required result runs in line.
+//! never do. A declared approval gate of a 2026-07-28 client is asked in
+//! line first (an input-required result); the retry that answers it becomes
+//! the task. A tool in mode `required` refuses a client without the
+//! extension (`MissingRequiredClientCapability`, -32021).
 //!
 //! **Where tasks live.** In a [`SharedStore`] (in memory by default; one
 //! that replicas share makes every replica answer for every task). Keys:

@@ -20,6 +20,11 @@
 //! target found, issue 29) shows as a count that climbs, where it should
 //! stay at the soak's own session and the one being churned.
 //!
+//! Each second also opens a 2026-07-28 `subscriptions/listen` stream, reads
+//! its acknowledgement and drops the connection, as a stateless client that
+//! goes away does: its watcher counts in `corral_change_subscribers` too,
+//! and must end with the stream.
+//!
 //! The verdict asks for no failed call, no listener or fd left once every
 //! session has closed, and no upward trend: the slope of RSS, threads and
 //! listeners over the second half of the run, by least squares, per hour
@@ -261,19 +266,75 @@ impl Faults {
     /// ten reasons, each after `prefix`.
     fn check(&self, record: &Record, prefix: &str) {
         if let Some(why) = record.mismatch() {
-            self.count.fetch_add(1, Ordering::SeqCst);
-            let mut examples = self.examples.lock().expect("lock");
-            if examples.len() < 10 {
-                examples.push(format!("{prefix}{why}"));
-            }
+            self.note(format!("{prefix}{why}"));
         }
     }
+
+    /// Counts a fault, keeping the first ten reasons.
+    fn note(&self, why: String) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        let mut examples = self.examples.lock().expect("lock");
+        if examples.len() < 10 {
+            examples.push(why);
+        }
+    }
+}
+
+/// A 2026-07-28 client's `subscriptions/listen` stream to `server`: opened,
+/// read until its acknowledgement (the server's watcher is then running),
+/// then dropped without a word, as a client that goes away does. `Ok` when
+/// the acknowledgement came.
+async fn listen_once(server: &McpServer) -> Result<(), String> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let addr = server
+        .url()
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split('/').next())
+        .ok_or("no address")?
+        .to_string();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(&addr)
+        .await
+        .map_err(|e| e.to_string())?;
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let read = async {
+        while !String::from_utf8_lossy(&seen).contains("notifications/subscriptions/acknowledged") {
+            let n = stream.read(&mut chunk).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err(format!(
+                    "the stream ended first: {}",
+                    String::from_utf8_lossy(&seen)
+                ));
+            }
+            seen.extend_from_slice(&chunk[..n]);
+        }
+        Ok(())
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .map_err(|_| "no acknowledgement within 10 s".to_string())?
 }
 
 /// Until `until`, every `every`: a new session (`initialize`, so the
 /// server starts its `list_changed` listener), one `echo` in it, checked,
 /// then the session closed (rmcp's client sends `DELETE` and waits for the
-/// answer). Returns how many sessions it opened.
+/// answer); and a listen stream opened and dropped ([`listen_once`]).
+/// Returns how many sessions it opened.
 async fn churn(server: &McpServer, until: Instant, every: Duration, faults: &Faults) -> usize {
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -294,6 +355,9 @@ async fn churn(server: &McpServer, until: Instant, every: Duration, faults: &Fau
         faults.check(&record, "a short session: ");
         let client = Arc::into_inner(client).expect("the call has ended, so no other holder");
         client.cancel().await.expect("the session closes");
+        if let Err(err) = listen_once(server).await {
+            faults.note(format!("a listen stream: {err}"));
+        }
     }
     sessions
 }
