@@ -125,7 +125,7 @@ fi
 # idle (binaries with a few tests, the benches' single-threaded smoke runs).
 echo "==> cargo test --all-targets (and beside it the doc tests and API docs)"
 # The published crates and the host's libraries (crate names).
-doc_crates="corral corral_sandbox corral_signature corral_files corral_mcp corral_dist corral_names corral_guest corral_guest_macros"
+doc_crates="corral corral_sandbox corral_signature corral_files corral_store corral_mcp corral_dist corral_names corral_guest corral_guest_macros"
 documented=$logs/documented.txt
 : > "$documented"
 RUSTDOC=$PWD/scripts/rustdoc-docs.sh CORRAL_DOC_CRATES=$doc_crates CORRAL_DOC_LOG=$documented \

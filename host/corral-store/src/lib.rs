@@ -9,7 +9,7 @@
 //!
 //! The operations are the ones Redis gives atomically (`GET`, `SET PX`,
 //! `SET NX PX`, `INCRBY` + `PEXPIRE`, `DEL`), so a Redis store is a thin
-//! mapping ([`RedisStore`], feature `redis`). [`MemoryStore`] is the
+//! mapping (`RedisStore`, feature `redis`). [`MemoryStore`] is the
 //! default: one process, bounded by an entry count.
 //!
 //! Keys are short ASCII strings that the caller builds from its own

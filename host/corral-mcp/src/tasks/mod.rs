@@ -32,7 +32,7 @@
 //! from another tenant gets the same "no such task" error as an id that
 //! never existed.
 //!
-//! **Approvals inside a task** ([`review`]): the task goes `input_required`
+//! **Approvals inside a task** (`review.rs`): the task goes `input_required`
 //! with the approval form under `inputRequests`; `tasks/update` on any
 //! replica answers it, and the runner goes on.
 
