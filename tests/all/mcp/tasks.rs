@@ -316,3 +316,35 @@ fn a_tenant_sees_only_its_own_tasks_and_runs_at_most_its_cap() {
         json!({"taskId": again, "_meta": meta(tasks_client(), Some("acme"))}),
     );
 }
+
+#[test]
+fn a_script_runs_as_a_task_and_its_gated_call_is_answered_inside_it() {
+    let (_dir, mcp) = server(&[]);
+    let mut client = Client { mcp, next: 0 };
+    // `execute_code` is `when_slow` (its calls add up): a task. Its gated
+    // call asks through the task, so the script waits in place instead of
+    // stopping for a retry with a journal.
+    let code = "const r = await tools.gated({message: 'in a task'}); return r.message;";
+    let id = created(&client.call(
+        "execute_code",
+        json!({"code": code}),
+        meta(tasks_client(), None),
+    ));
+    let asking = client.poll(&id, None, &["input_required"]);
+    let question = &asking["inputRequests"]["approval-1"];
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("gated"),
+        "{asking}"
+    );
+    client.request(
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"approval-1": {"action": "accept",
+               "content": {"decision": "allow"}}}, "_meta": meta(tasks_client(), None)}),
+    );
+    let done = client.poll(&id, None, &["completed"]);
+    let out: Value = serde_json::from_str(text(&done)).expect("the run's JSON");
+    assert_eq!(out["result"], "in a task", "{done}");
+}
