@@ -348,3 +348,61 @@ fn a_script_runs_as_a_task_and_its_gated_call_is_answered_inside_it() {
     let out: Value = serde_json::from_str(text(&done)).expect("the run's JSON");
     assert_eq!(out["result"], "in a task", "{done}");
 }
+
+#[test]
+fn two_questions_of_a_script_wait_in_the_task_at_once() {
+    let (_dir, mcp) = server(&[]);
+    let mut client = Client { mcp, next: 0 };
+    let code = "const [a, b] = await tools.parallel([['gated', {message: 'a'}], \
+                ['gated', {message: 'b'}]]); return [a.message, b.message];";
+    let id = created(&client.call(
+        "execute_code",
+        json!({"code": code}),
+        meta(tasks_client(), None),
+    ));
+    // Both gated calls of the wave ask; both questions are outstanding.
+    let both = loop {
+        let asking = client.poll(&id, None, &["input_required"]);
+        let keys = asking["inputRequests"]
+            .as_object()
+            .map_or(0, serde_json::Map::len);
+        if keys == 2 {
+            break asking;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let keys: Vec<String> = both["inputRequests"]
+        .as_object()
+        .expect("map")
+        .keys()
+        .cloned()
+        .collect();
+    let allow = json!({"action": "accept", "content": {"decision": "allow"}});
+    let update = |client: &mut Client, key: &str| {
+        client.request(
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {key: allow.clone()},
+                   "_meta": meta(tasks_client(), None)}),
+        )
+    };
+    update(&mut client, &keys[0]);
+    // The answered question goes; the other still waits.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let now = client.poll(&id, None, &["input_required"]);
+        let left: Vec<&String> = now["inputRequests"]
+            .as_object()
+            .expect("map")
+            .keys()
+            .collect();
+        if left == [&keys[1]] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {left:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    update(&mut client, &keys[1]);
+    let done = client.poll(&id, None, &["completed"]);
+    let out: Value = serde_json::from_str(text(&done)).expect("the run's JSON");
+    assert_eq!(out["result"], json!(["a", "b"]), "{done}");
+}

@@ -70,6 +70,30 @@ impl TaskReviewer {
     }
 }
 
+/// Adds `requests` to the task's outstanding questions.
+fn ask(stored: &mut Stored, requests: InputRequests) {
+    if let TaskPayload::InputRequired { input_requests } = &mut stored.task.payload {
+        input_requests.extend(requests);
+    } else {
+        set(
+            stored,
+            TaskPayload::InputRequired {
+                input_requests: requests,
+            },
+        );
+    }
+}
+
+/// Takes the question `key` out; with none left the task works again.
+fn answered(stored: &mut Stored, key: &str) {
+    if let TaskPayload::InputRequired { input_requests } = &mut stored.task.payload {
+        input_requests.remove(key);
+        if input_requests.is_empty() {
+            set(stored, TaskPayload::Working);
+        }
+    }
+}
+
 impl Reviewer for TaskReviewer {
     fn name(&self) -> &str {
         "mcp-task"
@@ -97,15 +121,11 @@ impl Reviewer for TaskReviewer {
                     },
                 )),
             );
-            let asking = TaskPayload::InputRequired {
-                input_requests: requests,
-            };
-            save(&self.tasks, &self.id, &self.record, |s| set(s, asking)).await;
+            // Several questions may wait at once (a script's parallel
+            // calls): each adds its key, and takes it out once answered.
+            save(&self.tasks, &self.id, &self.record, |s| ask(s, requests)).await;
             let answer = tokio::time::timeout(request.timeout, self.answer(&key)).await;
-            save(&self.tasks, &self.id, &self.record, |s| {
-                set(s, TaskPayload::Working);
-            })
-            .await;
+            save(&self.tasks, &self.id, &self.record, |s| answered(s, &key)).await;
             match answer {
                 Err(_) => Err(failed(format!(
                     "no answer to the task's approval question within {} s",

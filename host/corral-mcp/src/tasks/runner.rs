@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, TaskPayload, TaskStatus};
+use rmcp::model::{JsonObject, TaskPayload};
 use serde_json::Value;
 use tokio::sync::{Mutex, watch};
 
@@ -21,7 +21,8 @@ pub(crate) struct Job {
     pub host: Host,
     /// The tool's name as the client called it.
     pub name: String,
-    /// The validated-later arguments.
+    /// The arguments, as the client sent them (the host's call validates
+    /// them).
     pub arguments: Value,
     /// Context and limits of the call; the reviewer and progress sink are
     /// the runner's.
@@ -108,8 +109,6 @@ pub(crate) async fn run(
             host.clone(),
         )));
     }
-    // The call (and with it the sandbox and any waiting review) is gone
-    // at the end of this block, before the final record is written.
     // The lease and the status message are kept by a task of their own:
     // a save waits for the record's lock, which a review inside the call
     // may hold across its own write, so it must never wait where the call
@@ -140,10 +139,6 @@ pub(crate) async fn run(
     keeper.abort();
     let _ = keeper.await;
     drop(options);
-    let status = payload.status();
     save(&tasks, &id, &record, |s| set(s, payload)).await;
-    if status == TaskStatus::Cancelled {
-        tracing::debug!(task = id, "cancelled task saved");
-    }
     tasks.finished(&id, &tenant).await;
 }
