@@ -361,6 +361,7 @@ fn two_questions_of_a_script_wait_in_the_task_at_once() {
         meta(tasks_client(), None),
     ));
     // Both gated calls of the wave ask; both questions are outstanding.
+    let deadline = Instant::now() + WAIT;
     let both = loop {
         let asking = client.poll(&id, None, &["input_required"]);
         let keys = asking["inputRequests"]
@@ -369,6 +370,10 @@ fn two_questions_of_a_script_wait_in_the_task_at_once() {
         if keys == 2 {
             break asking;
         }
+        assert!(
+            Instant::now() < deadline,
+            "never two questions at once: {asking}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     let keys: Vec<String> = both["inputRequests"]
@@ -387,7 +392,6 @@ fn two_questions_of_a_script_wait_in_the_task_at_once() {
     };
     update(&mut client, &keys[0]);
     // The answered question goes; the other still waits.
-    let deadline = Instant::now() + WAIT;
     loop {
         let now = client.poll(&id, None, &["input_required"]);
         let left: Vec<&String> = now["inputRequests"]
