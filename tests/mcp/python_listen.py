@@ -7,9 +7,10 @@ A listen stream that asks for tool-list changes is acknowledged with
 exactly that, and gets `tools/list_changed` when a plugin is dropped into
 the served directory (the new tool is then listed); a second stream that
 asked only for what corral does not send (prompts) is acknowledged with
-nothing. Over HTTP, `/metrics`' `corral_change_subscribers` counts the
-stream's watcher while it is open and none once the client closes it. `prompts/list`, whose capability corral does not declare, is
--32601. Exits non-zero on the first failed check.
+nothing, and receives nothing of the change the first hears of. Over HTTP,
+`/metrics`' `corral_change_subscribers` counts the stream's watcher while it
+is open and none once the client closes it. `prompts/list`, whose capability
+corral does not declare, is -32601. Exits non-zero on the first failed check.
 """
 
 import os
@@ -79,6 +80,11 @@ async def check(client, plugins, label, url):
         # acknowledgment accepted nothing, and the server sends a stream only
         # what its acknowledgment accepted (rmcp's sink refuses the rest).
         assert nothing.honored.model_dump(exclude_none=True) == {}, nothing.honored
+        # It got nothing of the change the first stream heard of (the same
+        # server sent that one already; a second more for stragglers).
+        with anyio.move_on_after(1):
+            event = await nothing.__anext__()
+            raise AssertionError(f"{label}: the prompts-only stream got {event}")
     # The streams ended with the client's context: no listener left behind.
     if url:
         assert await settled(url, idle) == idle, f"{label}: {listeners(url)} listeners left"

@@ -398,3 +398,29 @@ fn http_shutdown_lets_a_call_in_flight_finish() {
     let exit = server.child.wait().expect("wait");
     assert!(exit.success(), "clean exit after SIGTERM: {exit:?}");
 }
+
+#[test]
+fn a_gate_no_one_can_decide_is_http_400_missing_capability() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let server = HttpServer::start(dir.path(), &[]);
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "gated", "arguments": {"message": "x"},
+        "_meta": super::stateless_meta(json!({}))}});
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "gated"),
+    ];
+    let (status, body) = server.send("POST", "/mcp", &headers, &message.to_string());
+    // MCP: a request that needs a capability the client did not declare.
+    assert_eq!(status, 400, "{body}");
+    let response = message_of(&body);
+    assert_eq!(response["error"]["code"], -32021, "{response}");
+    assert_eq!(
+        response["error"]["data"]["requiredCapabilities"]["elicitation"],
+        json!({}),
+        "{response}"
+    );
+}
