@@ -410,3 +410,37 @@ fn two_questions_of_a_script_wait_in_the_task_at_once() {
     let out: Value = serde_json::from_str(text(&done)).expect("the run's JSON");
     assert_eq!(out["result"], json!(["a", "b"]), "{done}");
 }
+
+#[test]
+fn a_plan_run_as_a_task_asks_for_its_gated_step_inside_it() {
+    let (_dir, mcp) = server(&[]);
+    let mut client = Client { mcp, next: 0 };
+    // Under the in-line 2026-07-28 flow a plan's gated step cannot wait for
+    // a retry (it fails `approval_pending`); in a task it waits in place.
+    let plan = json!({"steps": [
+        {"id": "s1", "tool": "echo", "arguments": {"text": "first"}},
+        {"id": "s2", "tool": "gated", "arguments": {"message": "$ref:s1.echo"}}
+    ]});
+    let id = created(&client.call("execute_tool_plan", plan, meta(tasks_client(), None)));
+    let asking = client.poll(&id, None, &["input_required"]);
+    let question = asking["inputRequests"]["approval-1"]["params"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        question.contains("gated") && question.contains("first"),
+        "{asking}"
+    );
+    client.request(
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"approval-1": {"action": "accept",
+               "content": {"decision": "allow"}}}, "_meta": meta(tasks_client(), None)}),
+    );
+    let done = client.poll(&id, None, &["completed"]);
+    let out: Value = serde_json::from_str(text(&done)).expect("the plan's JSON");
+    assert_eq!(out["status"], "succeeded", "{done}");
+    let s2 = out["steps"]
+        .as_array()
+        .and_then(|steps| steps.iter().find(|s| s["id"] == "s2"))
+        .expect("step s2");
+    assert_eq!(s2["output"]["message"], "first", "{done}");
+}
