@@ -3,7 +3,9 @@
 //!
 //! What keeps records here: MCP tasks (status, result, lease, cancel
 //! requests and the answers of `tasks/update`, see `corral-mcp`'s `tasks`
-//! module), and later code mode's single-use journals and tenant quotas.
+//! module) and the used nonces of approval request states (so a state,
+//! and the code-mode journal inside it, is used once across replicas);
+//! tenant quotas are to follow.
 //! Every record has a time to live, so nothing stays forever when the
 //! replica that wrote it dies.
 //!
