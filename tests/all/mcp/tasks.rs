@@ -11,6 +11,11 @@ use serde_json::{Value, json};
 use super::{Stdio_, WAIT, stateless_meta, text};
 use crate::support::{HOSTILE, plugin_dir_with_policies};
 
+/// The answer that allows a call.
+fn allow() -> Value {
+    json!({"action": "accept", "content": {"decision": "allow"}})
+}
+
 /// A client that takes tasks and answers elicitations.
 fn tasks_client() -> Value {
     json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
@@ -57,6 +62,15 @@ impl Client {
         self.request(
             "tools/call",
             json!({"name": tool, "arguments": arguments, "_meta": meta}),
+        )
+    }
+
+    /// `tasks/update` of task `id` (no tenant) answering `key` with `answer`.
+    fn answer(&mut self, id: &str, key: &str, answer: Value) -> Value {
+        self.request(
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {key: answer},
+                   "_meta": meta(tasks_client(), None)}),
         )
     }
 
@@ -185,7 +199,7 @@ fn a_question_inside_a_task_is_answered_with_tasks_update() {
         "{asking}"
     );
     // An answer to a key the task never asked is ignored.
-    let answer = json!({"action": "accept", "content": {"decision": "allow"}});
+    let answer = allow();
     let ack = client.request(
         "tasks/update",
         json!({"taskId": id, "inputResponses": {"approval-1": answer, "other": {}},
@@ -202,11 +216,7 @@ fn a_question_inside_a_task_is_answered_with_tasks_update() {
     // result is an error (SEP-2663: tool errors are `completed`).
     let id = created(&client.call("ask", json!({"message": "x"}), meta(tasks_client(), None)));
     client.poll(&id, None, &["input_required"]);
-    client.request(
-        "tasks/update",
-        json!({"taskId": id, "inputResponses": {"approval-1": {"action": "decline"}},
-               "_meta": meta(tasks_client(), None)}),
-    );
+    client.answer(&id, "approval-1", json!({"action": "decline"}));
     let done = client.poll(&id, None, &["completed"]);
     assert_eq!(done["result"]["isError"], true, "{done}");
     assert!(text(&done).contains("declined"), "{done}");
@@ -339,11 +349,7 @@ fn a_script_runs_as_a_task_and_its_gated_call_is_answered_inside_it() {
             .contains("gated"),
         "{asking}"
     );
-    client.request(
-        "tasks/update",
-        json!({"taskId": id, "inputResponses": {"approval-1": {"action": "accept",
-               "content": {"decision": "allow"}}}, "_meta": meta(tasks_client(), None)}),
-    );
+    client.answer(&id, "approval-1", allow());
     let done = client.poll(&id, None, &["completed"]);
     let out: Value = serde_json::from_str(text(&done)).expect("the run's JSON");
     assert_eq!(out["result"], "in a task", "{done}");
@@ -382,15 +388,7 @@ fn two_questions_of_a_script_wait_in_the_task_at_once() {
         .keys()
         .cloned()
         .collect();
-    let allow = json!({"action": "accept", "content": {"decision": "allow"}});
-    let update = |client: &mut Client, key: &str| {
-        client.request(
-            "tasks/update",
-            json!({"taskId": id, "inputResponses": {key: allow.clone()},
-                   "_meta": meta(tasks_client(), None)}),
-        )
-    };
-    update(&mut client, &keys[0]);
+    client.answer(&id, &keys[0], allow());
     // The answered question goes; the other still waits.
     loop {
         let now = client.poll(&id, None, &["input_required"]);
@@ -405,7 +403,7 @@ fn two_questions_of_a_script_wait_in_the_task_at_once() {
         assert!(Instant::now() < deadline, "still {left:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
-    update(&mut client, &keys[1]);
+    client.answer(&id, &keys[1], allow());
     let done = client.poll(&id, None, &["completed"]);
     let out: Value = serde_json::from_str(text(&done)).expect("the run's JSON");
     assert_eq!(out["result"], json!(["a", "b"]), "{done}");
@@ -430,11 +428,7 @@ fn a_plan_run_as_a_task_asks_for_its_gated_step_inside_it() {
         question.contains("gated") && question.contains("first"),
         "{asking}"
     );
-    client.request(
-        "tasks/update",
-        json!({"taskId": id, "inputResponses": {"approval-1": {"action": "accept",
-               "content": {"decision": "allow"}}}, "_meta": meta(tasks_client(), None)}),
-    );
+    client.answer(&id, "approval-1", allow());
     let done = client.poll(&id, None, &["completed"]);
     let out: Value = serde_json::from_str(text(&done)).expect("the plan's JSON");
     assert_eq!(out["status"], "succeeded", "{done}");

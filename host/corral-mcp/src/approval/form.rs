@@ -20,7 +20,10 @@
 //! Decline and cancel deny. Edited arguments go back to the host, which
 //! validates them against the tool's schema again before anything runs.
 
-use rmcp::model::{ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema, InputRequest,
+    InputRequests,
+};
 use serde_json::{Map, Value};
 
 use corral::untrusted_text::escape;
@@ -160,6 +163,27 @@ pub(crate) fn question(
     );
     let schema = serde_json::from_str(&text).map_err(|err| err.to_string())?;
     Ok((message, schema))
+}
+
+/// The question ([`question`]'s message and form) as the only entry of
+/// an input-required result's or a task's `inputRequests`, under `key`.
+pub(crate) fn input_requests(
+    key: String,
+    message: String,
+    requested_schema: ElicitationSchema,
+) -> InputRequests {
+    let mut requests = InputRequests::new();
+    requests.insert(
+        key,
+        InputRequest::Elicitation(ElicitRequest::new(
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema,
+            },
+        )),
+    );
+    requests
 }
 
 /// The decision a user's answer means: `action` and, on accept, `content`

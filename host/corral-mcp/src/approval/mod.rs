@@ -45,10 +45,7 @@ mod state;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, InputRequests,
-    InputRequiredResult, InputResponses,
-};
+use rmcp::model::{ElicitResult, InputRequiredResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
@@ -281,17 +278,7 @@ impl RoundReviewer {
         let sealed = states
             .seal(&payload)
             .map_err(|err| McpError::internal_error(err.to_string(), None))?;
-        let mut requests = InputRequests::new();
-        requests.insert(
-            INPUT_KEY.to_string(),
-            InputRequest::Elicitation(ElicitRequest::new(
-                ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message,
-                    requested_schema,
-                },
-            )),
-        );
+        let requests = form::input_requests(INPUT_KEY.to_string(), message, requested_schema);
         Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
     }
 }

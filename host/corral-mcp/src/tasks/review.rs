@@ -7,9 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, InputRequests, TaskPayload,
-};
+use rmcp::model::{ElicitResult, InputRequests, TaskPayload};
 use tokio::sync::{Mutex, watch};
 
 use corral::{Host, ReviewError, ReviewFuture, ReviewRequest, Reviewer};
@@ -110,17 +108,7 @@ impl Reviewer for TaskReviewer {
                 form::question(request, &parameters).map_err(failed)?;
             let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
             let key = format!("{}-{n}", crate::approval::INPUT_KEY);
-            let mut requests = InputRequests::new();
-            requests.insert(
-                key.clone(),
-                InputRequest::Elicitation(ElicitRequest::new(
-                    ElicitRequestParams::FormElicitationParams {
-                        meta: None,
-                        message,
-                        requested_schema,
-                    },
-                )),
-            );
+            let requests = form::input_requests(key.clone(), message, requested_schema);
             // Several questions may wait at once (a script's parallel
             // calls): each adds its key, and takes it out once answered.
             save(&self.tasks, &self.id, &self.record, |s| ask(s, requests)).await;

@@ -57,14 +57,14 @@ async fn keep(
     let mut renew = tokio::time::interval(tasks.settings.lease / 3);
     renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     renew.tick().await;
+    // The sink lives as long as the call's options, which outlive this
+    // task; should it close anyway, only the lease is kept.
+    let mut progressing = true;
     loop {
         tokio::select! {
-            changed = progress.changed() => {
+            changed = progress.changed(), if progressing => {
                 if changed.is_err() {
-                    // The call is over; the lease still needs renewing
-                    // until the runner writes the end.
-                    renew.tick().await;
-                    save(&tasks, &id, &record, |_| {}).await;
+                    progressing = false;
                     continue;
                 }
                 let message = progress.borrow_and_update().clone();
