@@ -210,7 +210,7 @@ impl Drop for InFlight {
 /// requests in flight until their response body is sent, and ends
 /// notification streams when refusing begins.
 pub(crate) async fn guard(State(drain): State<Drain>, request: Request, next: Next) -> Response {
-    let (listen, request) = listen_stream(request).await;
+    let listen = listen_stream(&request);
     let stream = listen || request.method() == Method::GET;
     // Counted before the check: once refusing begins, the drain waits for
     // every request that got past it.
@@ -233,37 +233,18 @@ pub(crate) async fn guard(State(drain): State<Drain>, request: Request, next: Ne
     Response::from_parts(parts, body)
 }
 
-/// The most bytes of a `POST` body read to tell a `subscriptions/listen`
-/// from other requests: 64 KiB (a listen request is a filter; only a body
-/// whose `Content-Length` is within this is read ahead).
-const LISTEN_PEEK: usize = 64 * 1024;
-
 /// Whether `request` is a `subscriptions/listen` (MCP 2026-07-28): a `POST`
 /// whose answer is a stream that lasts as long as the client listens, so a
-/// notification stream for the drain, not a request in flight. The body
-/// read ahead is put back.
-async fn listen_stream(request: Request) -> (bool, Request) {
-    let small = request.method() == Method::POST
+/// notification stream for the drain, not a request in flight. Told by its
+/// `Mcp-Method` header, which that revision requires on every request and
+/// rmcp checks against the body (SEP-2243), so no body is read here.
+fn listen_stream(request: &Request) -> bool {
+    request.method() == Method::POST
         && request
             .headers()
-            .get(header::CONTENT_LENGTH)
+            .get("mcp-method")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok())
-            .is_some_and(|n| n <= LISTEN_PEEK);
-    if !small {
-        return (false, request);
-    }
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, LISTEN_PEEK).await else {
-        // The client broke off its body: let the transport answer that.
-        return (false, Request::from_parts(parts, Body::empty()));
-    };
-    const METHOD: &[u8] = b"subscriptions/listen";
-    let listen = bytes.windows(METHOD.len()).any(|w| w == METHOD)
-        && serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|m| {
-            m.get("method").and_then(|v| v.as_str()) == Some("subscriptions/listen")
-        });
-    (listen, Request::from_parts(parts, Body::from(bytes)))
+            .is_some_and(|v| v.trim() == "subscriptions/listen")
 }
 
 /// The largest body a refusing replica reads to tell a client's answer
