@@ -7,7 +7,10 @@
 use std::sync::Arc;
 
 use corral::{CallContext, CallError, CallOutput, HealthStatus, Tool};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool as McpTool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorData, JsonObject, TaskPayload, Tool as McpTool,
+    ToolAnnotations,
+};
 use serde_json::{Value, json};
 
 use crate::{CONTEXT_META_KEY, McpServer};
@@ -134,6 +137,42 @@ pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult
             result.meta = Some(meta);
             result
         }
+    }
+}
+
+/// How a call run as a task ends (SEP-2663's error semantics): `failed`,
+/// with a JSON-RPC error `{code: -32603, message, data: {"corral/errorKind",
+/// "tool"}}` and no result, when the call produced no result of the tool:
+/// the guest crashed (`trapped`: a panic, `unreachable`), or corral could
+/// not run it (`internal`, `configuration`). Anything else, a tool error
+/// or a limit the call hit included, is `completed` with the result
+/// [`to_result`] gives in line (`isError: true` for an error), so a model
+/// reads and corrects it.
+pub(crate) fn task_end(result: Result<CallOutput, CallError>) -> TaskPayload {
+    match result {
+        Err(
+            err @ (CallError::Trapped { .. }
+            | CallError::Internal { .. }
+            | CallError::Configuration { .. }),
+        ) => {
+            let data = json!({ "corral/errorKind": err.kind(), "tool": err.tool() });
+            let error = ErrorData::internal_error(err.llm_text(), Some(data));
+            TaskPayload::Failed {
+                error: object(serde_json::to_value(error)),
+            }
+        }
+        result => TaskPayload::Completed {
+            result: object(serde_json::to_value(to_result(result))),
+        },
+    }
+}
+
+/// The JSON object a serialisation gave, or an empty one (the types
+/// serialised here always give an object).
+fn object(value: serde_json::Result<Value>) -> JsonObject {
+    match value {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
     }
 }
 

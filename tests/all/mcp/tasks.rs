@@ -34,7 +34,8 @@ fn meta(capabilities: Value, tenant: Option<&str>) -> Value {
 /// tasks, with effectively unlimited fuel and time (a cancel stops `spin`).
 fn server(extra: &[&str]) -> (tempfile::TempDir, Stdio_) {
     let policy = "version = 1\n[tasks]\n\
-                  tools = { spin = \"always\", gated = \"always\", ask = \"always\", echo = \"never\" }\n";
+                  tools = { spin = \"always\", gated = \"always\", ask = \"always\", echo = \"never\", \
+                  panic = \"always\", fail = \"always\" }\n";
     let dir = plugin_dir_with_policies(&[(HOSTILE, Some(policy))]);
     let mut args = vec!["--no-watch"];
     args.extend_from_slice(extra);
@@ -146,6 +147,45 @@ fn slow_calls_become_tasks_and_fast_ones_answer_in_line() {
         json!({"taskId": id, "_meta": meta(plain, None)}),
     );
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
+}
+
+#[test]
+fn a_crashed_guest_fails_its_task_and_a_tool_error_completes_it() {
+    let (_dir, mcp) = server(&[]);
+    let mut client = Client { mcp, next: 0 };
+    // A panic traps the guest: no result of the tool, so the task is
+    // `failed` with a JSON-RPC error and no `result` (SEP-2663).
+    let crashed = client.call(
+        "panic",
+        json!({"message": "boom\u{1b}[31m"}),
+        meta(tasks_client(), None),
+    );
+    let id = created(&crashed);
+    let failed = client.poll(&id, None, &["failed", "completed"]);
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert_eq!(
+        failed["error"]["data"]["corral/errorKind"], "trapped",
+        "{failed}"
+    );
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("crashed") && message.contains("boom"),
+        "{failed}"
+    );
+    assert!(
+        !message.contains('\u{1b}'),
+        "the guest's escape code reached the client: {failed}"
+    );
+    assert!(failed.get("result").is_none(), "{failed}");
+
+    // The tool's own error is a result a model reads: `completed`, isError.
+    let reported = client.call("fail", json!({"message": "no"}), meta(tasks_client(), None));
+    let id = created(&reported);
+    let done = client.poll(&id, None, &["failed", "completed"]);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(done.get("error").is_none(), "{done}");
 }
 
 #[test]

@@ -21,6 +21,12 @@
 //! - `task:<id>:input:<key>`: the first answer to an input request;
 //! - `tasks-active:<tenant>`: the tenant's running tasks, for the cap.
 //!
+//! **How a task ends.** `completed` with the call's result, a tool error
+//! (`isError`) or a limit the call hit included, which a model reads as it
+//! would in line; `failed` with a JSON-RPC error when the call gave no
+//! result of the tool (the guest crashed, or corral could not run it:
+//! `present::task_end`); `cancelled` after `tasks/cancel`.
+//!
 //! A replica that dies while running a task stops renewing its lease: once
 //! the lease is past, `tasks/get` anywhere shows the task `failed`, never
 //! `working` forever.

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, TaskPayload};
+use rmcp::model::TaskPayload;
 use serde_json::Value;
 use tokio::sync::{Mutex, watch};
 
@@ -120,14 +120,7 @@ pub(crate) async fn run(
         let call = host.call_value(&name, arguments, &options);
         let cancel = cancel_requested(&tasks, &id, wake.subscribe());
         tokio::select! {
-            result = call => {
-                let result = crate::present::to_result(result);
-                let result = match serde_json::to_value(&result) {
-                    Ok(Value::Object(object)) => object,
-                    _ => JsonObject::new(),
-                };
-                TaskPayload::Completed { result }
-            }
+            result = call => crate::present::task_end(result),
             () = cancel => {
                 tracing::info!(tool = name, task = id, "task cancelled; sandbox torn down");
                 metrics::counter!("corral_calls_cancelled_total", "tool" => name.clone())
