@@ -39,8 +39,6 @@
 //!   the function and serializes its output to JSON text.
 //! - [`log`], [`progress`] and [`request_approval`] call the host.
 
-use serde::Serialize;
-
 /// The `schemars` version the SDK builds schemas with. Argument structs derive
 /// `schemars::JsonSchema` from a direct `schemars = "1"` dependency of the tool
 /// crate (the derive refers to the `schemars` crate by name).
@@ -85,7 +83,7 @@ pub use corral_guest_macros::tool;
 pub mod __bindings {
     wit_bindgen::generate!({
         path: "wit",
-        world: "corral:tool/plugin@0.2.0",
+        world: "corral:tool/plugin@0.3.0",
         pub_export_macro: true,
         export_macro_name: "__export_corral_plugin",
         default_bindings_module: "::corral_guest::__bindings",
@@ -93,6 +91,12 @@ pub mod __bindings {
 }
 
 use __bindings::corral::tool::{host, types as wit};
+
+mod client;
+mod output;
+
+pub use client::{ClientError, Elicited, Message, Root, Sampled, elicit, roots, sample};
+pub use output::{Audience, IntoToolOutput, Part, ToolOutput};
 
 /// How long a call of the tool usually takes (WIT `latency-hint`). A hint for
 /// clients; the host enforces its limits regardless.
@@ -390,7 +394,7 @@ macro_rules! plugin {
                 name: ::std::string::String,
                 arguments: ::std::string::String,
                 context: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
-            ) -> ::core::result::Result<::std::string::String, $crate::__private::WitToolError> {
+            ) -> ::core::result::Result<$crate::__private::WitOutput, $crate::__private::WitToolError> {
                 let tools: &[(&str, $crate::__private::CallFn)] = &[
                     $((
                         <$tool as $crate::__private::ToolDef>::NAME,
@@ -467,9 +471,14 @@ mod tests {
 
     #[test]
     fn outputs_are_json_and_errors_convert() {
-        assert_eq!(
-            encode_output::<_, ToolError>(Ok(serde_json::json!({"a": 1}))).expect("ok"),
-            r#"{"a":1}"#
+        let parts = encode_output::<_, ToolError>(Ok(serde_json::json!({"a": 1}))).expect("ok");
+        assert!(
+            matches!(&parts[..], [p] if matches!(&p.content, wit::Content::Json(j) if j == r#"{"a":1}"#))
+        );
+        assert!(
+            encode_output::<(), ToolError>(Ok(()))
+                .expect("ok")
+                .is_empty()
         );
         let err = encode_output::<u8, &str>(Err("boom")).expect_err("fails");
         assert_eq!(err, ToolError::failed("boom"));

@@ -8,8 +8,11 @@ pub use crate::__bindings::exports::corral::tool::tool::{
     ToolError as WitToolError, ToolSpec as WitToolSpec,
 };
 
+/// The parts a call returns (WIT `tool-output`).
+pub type WitOutput = Vec<wit::Part>;
+
 /// The signature `#[tool]` generates for a tool's entry point.
-pub type CallFn = fn(&str, &Context) -> Result<String, ToolError>;
+pub type CallFn = fn(&str, &Context) -> Result<WitOutput, ToolError>;
 
 /// What `#[tool]` implements on the hidden struct named like the function.
 pub trait ToolDef {
@@ -18,7 +21,7 @@ pub trait ToolDef {
     /// The full spec.
     fn spec() -> ToolSpec;
     /// Decode, run, encode.
-    fn call(arguments: &str, context: &Context) -> Result<String, ToolError>;
+    fn call(arguments: &str, context: &Context) -> Result<WitOutput, ToolError>;
 }
 
 /// The JSON Schema of `T` as JSON text, without the `title` (the Rust type
@@ -53,18 +56,12 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-/// Turns a tool function's return value into the WIT result: its JSON, or
-/// the empty string when the tool returns nothing (`()` or another
-/// zero-sized type), as AgentEnsemble's result contract says.
-pub fn encode_output<T: Serialize, E: Into<ToolError>>(
+/// Turns a tool function's return value into the WIT result: its parts
+/// ([`IntoToolOutput`]: one JSON part for a `T: Serialize`, none for `()`).
+pub fn encode_output<T: IntoToolOutput, E: Into<ToolError>>(
     result: Result<T, E>,
-) -> Result<String, ToolError> {
-    let value = result.map_err(Into::into)?;
-    if std::mem::size_of::<T>() == 0 {
-        return Ok(String::new());
-    }
-    serde_json::to_string(&value)
-        .map_err(|err| ToolError::failed(format!("could not serialize the output: {err}")))
+) -> Result<WitOutput, ToolError> {
+    result.map_err(Into::into)?.into_parts()
 }
 
 /// Finds the tool by name and runs it.
@@ -73,7 +70,7 @@ pub fn dispatch(
     name: &str,
     arguments: &str,
     context: Vec<(String, String)>,
-) -> Result<String, WitToolError> {
+) -> Result<WitOutput, WitToolError> {
     let context = Context { entries: context };
     let result = match tools.iter().find(|(n, _)| *n == name) {
         Some((_, call)) => call(arguments, &context),

@@ -94,8 +94,19 @@ fn every_option_reaches_the_description() {
 
 #[test]
 fn a_call_reaches_its_tool_with_its_context() {
+    // One JSON part per call of a tool that returns a `T: Serialize`.
     let call = |name: &str, arguments: &str, context: Vec<(String, String)>| {
-        <__CorralPlugin as Guest>::call(name.into(), arguments.into(), context)
+        <__CorralPlugin as Guest>::call(name.into(), arguments.into(), context).map(|parts| {
+            match &parts[..] {
+                [part] => match &part.content {
+                    corral_guest::__bindings::corral::tool::types::Content::Json(json) => {
+                        json.clone()
+                    }
+                    other => panic!("a json part, not {other:?}"),
+                },
+                other => panic!("one part, not {other:?}"),
+            }
+        })
     };
     assert_eq!(
         call("double", r#"{"n":21}"#, vec![]).expect("double"),

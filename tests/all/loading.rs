@@ -86,7 +86,7 @@ async fn component_of_another_world() {
         matches!(err.reason, LoadErrorReason::WrongWorld(_)),
         "{err}"
     );
-    assert!(err.to_string().contains("corral:tool/tool@0.2.0"), "{err}");
+    assert!(err.to_string().contains("corral:tool/tool@0.3.0"), "{err}");
     assert!(err.to_string().contains("wit/v0.1.0"), "{err}");
 }
 

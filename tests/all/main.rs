@@ -28,6 +28,7 @@ mod limits;
 mod loading;
 mod mcp;
 mod names;
+mod parts;
 mod plans;
 mod reload;
 mod resilience;

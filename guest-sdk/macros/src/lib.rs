@@ -280,7 +280,7 @@ fn expand(options: Options, func: ItemFn) -> syn::Result<TokenStream2> {
     if let ReturnType::Default = sig.output {
         return Err(syn::Error::new(
             sig.ident.span(),
-            "a tool function must return `Result<T, E>` where T: Serialize and E: Into<ToolError>",
+            "a tool function must return `Result<T, E>` where T: Serialize (or a ToolOutput) and E: Into<ToolError>",
         ));
     }
 
@@ -409,7 +409,7 @@ fn expand(options: Options, func: ItemFn) -> syn::Result<TokenStream2> {
             fn call(
                 arguments: &str,
                 context: &::corral_guest::Context,
-            ) -> ::core::result::Result<::std::string::String, ::corral_guest::ToolError> {
+            ) -> ::core::result::Result<::corral_guest::__private::WitOutput, ::corral_guest::ToolError> {
                 #decode
                 ::corral_guest::__private::encode_output(#invoke)
             }

@@ -103,7 +103,7 @@ impl McpServer {
 /// The text and structured content of a call's result.
 pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult {
     match result {
-        Ok(out) => {
+        Ok(mut out) => {
             let mut meta = rmcp::model::MetaObject::default();
             meta.insert("corral/returnBehavior".into(), json!(out.return_behavior));
             meta.insert(
@@ -113,14 +113,26 @@ pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult
             meta.insert("corral/fuelConsumed".into(), json!(out.fuel_consumed));
             meta.insert("corral/attempts".into(), json!(out.attempts));
             meta.insert("corral/cacheHit".into(), json!(out.cache_hit));
+            let parts = std::mem::take(&mut out.parts);
+            // Of several parts, only a structured one is structured content.
+            let structured = parts.is_empty()
+                || parts
+                    .iter()
+                    .any(|part| matches!(part.content, corral::PartContent::Json { .. }));
             let (text, json) = out.into_text_and_json();
-            // A JSON string is shown as its text, as a model reads it
-            // (`Hello, Ada!`, not `"Hello, Ada!"`); any other value as JSON.
-            let text = match &json {
-                Some(Value::String(string)) => string.clone(),
-                _ => text,
+            let json = json.filter(|_| structured);
+            let content = if parts.is_empty() {
+                // A JSON string is shown as its text, as a model reads it
+                // (`Hello, Ada!`, not `"Hello, Ada!"`); any other value as JSON.
+                let text = match &json {
+                    Some(Value::String(string)) => string.clone(),
+                    _ => text,
+                };
+                vec![ContentBlock::text(text)]
+            } else {
+                content_blocks(parts)
             };
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            let mut result = CallToolResult::success(content);
             if let Some(object @ Value::Object(_)) = json {
                 result.structured_content = Some(object);
             }
@@ -138,6 +150,102 @@ pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult
             result
         }
     }
+}
+
+/// A 0.3.0 output's parts as MCP content blocks, in order: text as text;
+/// the structured part as its JSON text, unless the output has text of its
+/// own (the same value is `structuredContent` when it is an object); image
+/// and audio as base64 with their MIME type; links and embedded resources
+/// as MCP's `resource_link` and `resource`; each with its annotations.
+fn content_blocks(parts: Vec<corral::OutputPart>) -> Vec<ContentBlock> {
+    use base64::Engine as _;
+    use corral::{PartContent, ResourceContents as Contents};
+    use rmcp::model::{
+        AudioContent, EmbeddedResource, ImageContent, Resource, ResourceContents, TextContent,
+    };
+    let base64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
+    let has_text = parts
+        .iter()
+        .any(|part| matches!(part.content, PartContent::Text { .. }));
+    let mut blocks = Vec::with_capacity(parts.len());
+    for part in parts {
+        let annotations = part.annotations.as_ref().map(annotations);
+        let block = match part.content {
+            PartContent::Text { text } => {
+                let mut block = TextContent::new(text);
+                block.annotations = annotations;
+                ContentBlock::Text(block)
+            }
+            PartContent::Json { .. } if has_text => continue,
+            PartContent::Json { json } => {
+                let mut block = TextContent::new(json);
+                block.annotations = annotations;
+                ContentBlock::Text(block)
+            }
+            PartContent::Image(media) => {
+                let mut block = ImageContent::new(base64(&media.data), media.mime_type);
+                block.annotations = annotations;
+                ContentBlock::Image(block)
+            }
+            PartContent::Audio(media) => {
+                let mut block = AudioContent::new(base64(&media.data), media.mime_type);
+                block.annotations = annotations;
+                ContentBlock::Audio(block)
+            }
+            PartContent::ResourceLink(link) => {
+                let mut resource = Resource::new(link.uri, link.name);
+                resource.description = (!link.description.is_empty()).then_some(link.description);
+                resource.mime_type = link.mime_type;
+                resource.size = link.size;
+                resource.annotations = annotations;
+                ContentBlock::ResourceLink(resource)
+            }
+            PartContent::Resource(embedded) => {
+                let contents = match embedded.contents {
+                    Contents::Text(text) => ResourceContents::TextResourceContents {
+                        uri: embedded.uri,
+                        mime_type: embedded.mime_type,
+                        text,
+                        meta: None,
+                    },
+                    Contents::Blob(data) => ResourceContents::BlobResourceContents {
+                        uri: embedded.uri,
+                        mime_type: embedded.mime_type,
+                        blob: base64(&data),
+                        meta: None,
+                    },
+                    _ => continue,
+                };
+                let mut block = EmbeddedResource::new(contents);
+                block.annotations = annotations;
+                ContentBlock::Resource(block)
+            }
+            _ => continue,
+        };
+        blocks.push(block);
+    }
+    blocks
+}
+
+/// MCP annotations of a part's.
+fn annotations(of: &corral::Annotations) -> rmcp::model::Annotations {
+    let mut annotations = rmcp::model::Annotations::default();
+    if !of.audience.is_empty() {
+        annotations = annotations.with_audience(
+            of.audience
+                .iter()
+                .map(|role| match role {
+                    corral::Role::User => rmcp::model::Role::User,
+                    corral::Role::Assistant => rmcp::model::Role::Assistant,
+                })
+                .collect(),
+        );
+    }
+    if let Some(priority) = of.priority {
+        // Checked to be within 0.0..=1.0 when the call returned.
+        annotations = annotations.with_priority(priority as f32);
+    }
+    annotations
 }
 
 /// How a call run as a task ends (SEP-2663's error semantics): `failed`,

@@ -22,6 +22,7 @@ mod error;
 mod files;
 mod grants;
 mod limits;
+mod parts;
 mod redact;
 mod review;
 mod sandbox;
@@ -35,6 +36,11 @@ pub use error::{CallError, ComponentError};
 pub use files::{DEFAULT_MAX_PLUGIN_BYTES, read_plugin};
 pub use grants::{DirGrant, EnvGrant, Grants, HostPattern, Injected, env_name, guest_path};
 pub use limits::{LimitOverrides, Limits, LimitsError, PoolConfig, effective, tighten};
+pub use parts::{
+    Annotations, Checked, EmbeddedResource, GuestOutput, MAX_MIME_CHARS, MAX_PARTS, MAX_URI_BYTES,
+    Media, OutputPart, PartContent, PartsError, ResourceContents, ResourceLink, Role,
+    check as check_parts,
+};
 pub use redact::{Leaks, Redactor};
 pub use review::{Gate, ReviewRequest, ScriptOrigin};
 pub use sandbox::any::{Foreign, Import, Skipped, import, missing_imports, sidecar_stamp};

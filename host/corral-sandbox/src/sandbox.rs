@@ -31,6 +31,7 @@
 
 pub mod any;
 mod budget;
+mod client;
 pub mod code;
 mod failure;
 pub mod http;
@@ -174,8 +175,8 @@ pub enum Op<'a> {
 pub enum OpResult {
     /// The specs `describe` returned, unchecked.
     Describe(Vec<crate::spec::RawSpec>),
-    /// The guest's answer to `call`: its output text, or its own error.
-    Call(Result<String, GuestError>),
+    /// The guest's answer to `call`: its output, or its own error.
+    Call(Result<crate::parts::GuestOutput, GuestError>),
     /// The runner's answer: the script's return value as JSON text, or its
     /// uncaught exception.
     Script(Result<String, ScriptError>),

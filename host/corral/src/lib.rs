@@ -87,6 +87,10 @@ pub use config::resilience::{
 };
 pub use config::secrets::{SecretError, SecretStore};
 pub use corral_sandbox::{
+    Annotations, EmbeddedResource, MAX_PARTS, Media, OutputPart, PartContent, ResourceContents,
+    ResourceLink, Role,
+};
+pub use corral_sandbox::{
     CacheOutcome, CallError, ComponentCache, ComponentError, DEFAULT_MAX_PLUGIN_BYTES, EPOCH_TICK,
     Engine, Import as ComponentImport, Latency, LimitOverrides, Limits, LimitsError, MAX_LOG_LINES,
     MAX_LOG_MESSAGE_BYTES, PoolConfig, ResilienceHints, ResolveFuture, Resolver, ReturnBehavior,

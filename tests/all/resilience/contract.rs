@@ -1,30 +1,43 @@
-//! WIT 0.2.0 beside 0.1.0, output contracts, the dependency graph, health
+//! WIT 0.3.0 beside 0.2.0 and 0.1.0, output contracts, the dependency graph, health
 //! transitions, the manifest and the audit of every execution.
 
 use corral::{AuditLog, CallOptions, HealthStatus, Host, LoadErrorReason};
 use serde_json::{Value, json};
 
 use crate::support::{
-    CYCLE, FETCH, HOSTILE, SAMPLES, TestServer, V1_PLUGIN, assert_still_serves, cache, plugin_dir,
-    plugin_dir_with_policies, pool,
+    CYCLE, FETCH, HOSTILE, SAMPLES, TestServer, V1_PLUGIN, V2_PLUGIN, assert_still_serves, cache,
+    plugin_dir, plugin_dir_with_policies, pool,
 };
 
 #[tokio::test]
-async fn plugins_of_both_contract_versions_load_side_by_side() {
-    let dir = plugin_dir(&[HOSTILE, V1_PLUGIN]);
+async fn plugins_of_every_contract_version_load_side_by_side() {
+    let dir = plugin_dir(&[HOSTILE, V1_PLUGIN, V2_PLUGIN]);
     let host = crate::support::host(dir.path()).await;
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
     let v1 = host.tool("v1_tool").expect("0.1.0 tool");
-    let v2 = host.tool("echo").expect("0.2.0 tool");
+    let v2 = host.tool("v2_tool").expect("0.2.0 tool");
+    let v3 = host.tool("echo").expect("0.3.0 tool (the SDK's)");
     assert_eq!(v1.plugin().expect("plugin").wit_version(), "0.1.0");
     assert_eq!(v2.plugin().expect("plugin").wit_version(), "0.2.0");
+    assert_eq!(v3.plugin().expect("plugin").wit_version(), "0.3.0");
     assert_eq!(v1.spec().metadata.priority, 50);
     assert!(v1.spec().output_schema.is_none());
+    assert!(v2.spec().output_schema.is_some());
+    for (tool, text) in [("v1_tool", "{}"), ("v2_tool", r#"{"v": 2}"#)] {
+        let out = host
+            .call(tool, "{}", &CallOptions::default())
+            .await
+            .expect(tool);
+        assert_eq!(out.text, text);
+        assert!(out.parts.is_empty(), "one string is the whole output");
+    }
+    // The SDK's one JSON part is plain text too.
     let out = host
-        .call("v1_tool", "{}", &CallOptions::default())
+        .call("echo", r#"{"text": "hi"}"#, &CallOptions::default())
         .await
-        .expect("v1");
-    assert_eq!(out.text, "{}");
+        .expect("echo");
+    assert_eq!(out.json().expect("json")["echo"], "hi");
+    assert!(out.parts.is_empty());
     assert_still_serves(&host).await;
 }
 
@@ -161,7 +174,7 @@ async fn the_manifest_validates_against_its_schema() {
         .iter()
         .find(|t| t["name"] == "fetch_url")
         .expect("fetch");
-    assert_eq!(fetch["provider"]["witVersion"], "0.2.0");
+    assert_eq!(fetch["provider"]["witVersion"], "0.3.0");
     assert!(fetch["outputSchema"].is_object());
     assert_eq!(fetch["resilience"]["retry"]["max_attempts"], 3);
     let v1 = tools.iter().find(|t| t["name"] == "v1_tool").expect("v1");

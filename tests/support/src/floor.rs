@@ -2,7 +2,7 @@
 //! `corral`, `report` in `corral-cli`): a fresh store and instance from one
 //! `InstancePre` on an engine of corral's (the caller's pool), the guest's
 //! `call` export invoked through the same typed bindings the sandbox uses
-//! (`bindgen!` of `wit/corral-tool.wit` or `wit/v0.1.0`), the store
+//! (`bindgen!` of `wit/corral-tool.wit`, `wit/v0.2.0` or `wit/v0.1.0`), the store
 //! dropped. corral's host imports do nothing (a log line is dropped, an
 //! approval continues). No validation, limits, WASI grants or bookkeeping:
 //! the least any sandboxed call of that component can cost.
@@ -28,11 +28,68 @@ mod v1 {
 #[allow(missing_docs)]
 mod v2 {
     wasmtime::component::bindgen!({
-        path: "../../wit",
+        path: "../../wit/v0.2.0",
         world: "corral:tool/plugin@0.2.0",
         imports: { default: async },
         exports: { default: async },
     });
+}
+
+/// `corral:tool/plugin@0.3.0`, as the host binds it.
+#[allow(missing_docs)]
+mod v3 {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "corral:tool/plugin@0.3.0",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
+/// 0.3.0's client requests, answered as no client can.
+impl v3::corral::tool::client::Host for FloorState {
+    async fn elicit(
+        &mut self,
+        _: String,
+        _: String,
+    ) -> Result<v3::corral::tool::client::ElicitAnswer, v3::corral::tool::client::ClientError> {
+        Err(v3::corral::tool::client::ClientError::Unsupported(
+            String::new(),
+        ))
+    }
+
+    async fn sample(
+        &mut self,
+        _: Vec<v3::corral::tool::client::SamplingMessage>,
+        _: Option<v3::corral::tool::client::ModelPreferences>,
+        _: u32,
+    ) -> Result<v3::corral::tool::client::Sampled, v3::corral::tool::client::ClientError> {
+        Err(v3::corral::tool::client::ClientError::Unsupported(
+            String::new(),
+        ))
+    }
+
+    async fn roots(
+        &mut self,
+    ) -> Result<Vec<v3::corral::tool::client::Root>, v3::corral::tool::client::ClientError> {
+        Err(v3::corral::tool::client::ClientError::Unsupported(
+            String::new(),
+        ))
+    }
+}
+
+/// The text of a 0.3.0 output: its structured part, else its text parts.
+fn text_v3(parts: Vec<v3::corral::tool::types::Part>) -> String {
+    use v3::corral::tool::types::Content;
+    let mut texts = Vec::new();
+    for part in parts {
+        match part.content {
+            Content::Json(json) => return json,
+            Content::Text(text) => texts.push(text),
+            _ => {}
+        }
+    }
+    texts.join("\n")
 }
 
 /// corral's host imports, doing nothing, for each contract version.
@@ -57,11 +114,13 @@ macro_rules! idle_host {
 
 idle_host!(v1);
 idle_host!(v2);
+idle_host!(v3);
 
 /// The component's contract version, ready to instantiate.
 enum Pre {
     V1(v1::PluginPre<FloorState>),
     V2(v2::PluginPre<FloorState>),
+    V3(v3::PluginPre<FloorState>),
 }
 
 /// A store's data: WASI with nothing granted, and no limits.
@@ -87,7 +146,7 @@ pub struct Floor {
 }
 
 impl Floor {
-    /// Compiles `file` (a `corral:tool/plugin` component of 0.2.0 or 0.1.0)
+    /// Compiles `file` (a `corral:tool/plugin` component of 0.3.0, 0.2.0 or 0.1.0)
     /// on `engine`, through the cache the tests share ([`crate::cache`]):
     /// the floor is a per-call figure, and a Python or JavaScript guest
     /// takes seconds to compile in a debug build, which the tests have
@@ -105,20 +164,27 @@ impl Floor {
             add(&mut linker);
             linker.instantiate_pre(&component)
         };
-        let v2 = pre(|linker| {
-            v2::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)
-                .expect("corral:tool/host@0.2.0");
+        let v3 = pre(|linker| {
+            v3::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)
+                .expect("corral:tool/host@0.3.0");
         });
-        let pre = match v2.map(v2::PluginPre::new) {
-            Ok(Ok(pre)) => Pre::V2(pre),
-            _ => {
-                let pre = pre(|linker| {
-                    v1::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)
-                        .expect("corral:tool/host@0.1.0");
-                })
-                .expect("a corral:tool/plugin component of 0.2.0 or 0.1.0");
-                Pre::V1(v1::PluginPre::new(pre).expect("a corral:tool/plugin@0.1.0 component"))
-            }
+        let v2 = || {
+            pre(|linker| {
+                v2::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)
+                    .expect("corral:tool/host@0.2.0");
+            })
+        };
+        let pre = if let Ok(Ok(pre)) = v3.map(v3::PluginPre::new) {
+            Pre::V3(pre)
+        } else if let Ok(Ok(pre)) = v2().map(v2::PluginPre::new) {
+            Pre::V2(pre)
+        } else {
+            let pre = pre(|linker| {
+                v1::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)
+                    .expect("corral:tool/host@0.1.0");
+            })
+            .expect("a corral:tool/plugin component of 0.3.0, 0.2.0 or 0.1.0");
+            Pre::V1(v1::PluginPre::new(pre).expect("a corral:tool/plugin@0.1.0 component"))
         };
         Self {
             engine: engine.wasmtime().clone(),
@@ -138,11 +204,11 @@ impl Floor {
     pub async fn phases(&self, tool: &str, arguments: &str) -> (String, [u64; 3]) {
         let start = std::time::Instant::now();
         let mut store = self.store();
-        let failed = |err: &dyn std::fmt::Debug| -> String {
+        fn failed<T>(tool: &str, err: &dyn std::fmt::Debug) -> T {
             panic!("the floor call of {tool} failed: {err:?}")
-        };
-        // The two contract versions' bindings are different types with the
-        // same shape: one body for both.
+        }
+        // The contract versions' bindings are different types with the
+        // same shape: one body for all.
         macro_rules! timed_call {
             ($pre:expr) => {{
                 let plugin = $pre
@@ -155,13 +221,17 @@ impl Floor {
                     .call_call(&mut store, tool, arguments, &Vec::new())
                     .await
                     .expect("call")
-                    .unwrap_or_else(|err| failed(&err));
+                    .unwrap_or_else(|err| failed(tool, &err));
                 (text, instantiated, start.elapsed())
             }};
         }
         let (text, instantiated, called) = match &self.pre {
             Pre::V1(pre) => timed_call!(pre),
             Pre::V2(pre) => timed_call!(pre),
+            Pre::V3(pre) => {
+                let (parts, instantiated, called) = timed_call!(pre);
+                (text_v3(parts), instantiated, called)
+            }
         };
         drop(store);
         let nanos = |d: std::time::Duration| d.as_nanos() as u64;

@@ -82,6 +82,9 @@ pub const ESCAPE_DESCRIBE: &str = "fixture_escape_describe.wasm";
 pub const UNKNOWN_IMPORT: &str = "fixture_unknown_import.wasm";
 /// Fixture: a working plugin of contract 0.1.0 (`v1_tool`).
 pub const V1_PLUGIN: &str = "fixture_v1_plugin.wasm";
+/// A plugin of contract 0.2.0 (raw bindings of `wit/v0.2.0`): `v2_tool`
+/// answers `{"v": 2}` under its output schema.
+pub const V2_PLUGIN: &str = "fixture_v2_plugin.wasm";
 /// Fixture: two tools that depend on each other.
 pub const CYCLE: &str = "fixture_cycle.wasm";
 /// Fixture: 200 realistic tools in 15 categories (`tests/fixtures/catalog/tools.json`);

@@ -16,7 +16,8 @@ use super::{EXIT_TOOL_FAILED, GlobalArgs, print_json};
 /// Without `--json`, prints the output (pretty JSON when the tool returned JSON)
 /// on stdout, or `Error: <message>` on stderr. With `--json`, prints on stdout
 /// either `{"tool", "ok": true, "output", "return_behavior", "duration_ms",
-/// "fuel_consumed"}` or `{"tool", "ok": false, "error": {"kind", "message"},
+/// "fuel_consumed"}` (plus `"parts"`, every part of a WIT 0.3.0 output with
+/// bytes as base64, when there is more than one text) or `{"tool", "ok": false, "error": {"kind", "message"},
 /// "llm_text"}`; `kind` is one of the classes of `CallError::kind`.
 ///
 /// Exit codes: 0 success, 1 the tool failed (including a reviewer's
@@ -35,6 +36,10 @@ pub struct CallCmd {
     /// Print JSON instead of text
     #[arg(long)]
     json: bool,
+    /// Write the output's images, audio and binary resources into this
+    /// directory, as `<tool>-<part>.<ext>` (WIT 0.3.0 tools)
+    #[arg(long, value_name = "DIR")]
+    out: Option<std::path::PathBuf>,
 }
 
 impl CallCmd {
@@ -71,14 +76,20 @@ impl CallCmd {
         match result {
             Ok(out) => {
                 if self.json {
-                    print_json(&json!({
+                    let mut printed = json!({
                         "tool": out.tool,
                         "ok": true,
                         "output": out.json().cloned().unwrap_or(Value::String(out.text.clone())),
                         "return_behavior": out.return_behavior,
                         "duration_ms": out.duration.as_secs_f64() * 1e3,
                         "fuel_consumed": out.fuel_consumed,
-                    }))?;
+                    });
+                    if !out.parts.is_empty() {
+                        printed["parts"] = serde_json::to_value(&out.parts)?;
+                    }
+                    print_json(&printed)?;
+                } else if !out.parts.is_empty() {
+                    super::parts::print(&out, self.out.as_deref())?;
                 } else {
                     match out.json() {
                         Some(value) => print_json(value)?,

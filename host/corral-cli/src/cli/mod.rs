@@ -31,6 +31,7 @@ mod gates;
 mod inspect;
 mod list;
 mod new;
+mod parts;
 mod plan;
 mod policy;
 mod report;

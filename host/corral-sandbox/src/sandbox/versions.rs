@@ -4,10 +4,13 @@
 //! imports of each version, all answered by the same [`SandboxState`]
 //! methods.
 //!
-//! 0.2.0 (`wit/corral-tool.wit`) is tried first; 0.1.0
-//! (`wit/v0.1.0/corral-tool.wit`) components load unchanged, with the new
-//! metadata at its defaults (priority 50, no dependencies, no output schema,
-//! no resilience hints, errors not retryable).
+//! 0.3.0 (`wit/corral-tool.wit`) is tried first, then 0.2.0
+//! (`wit/v0.2.0/`); 0.1.0 (`wit/v0.1.0/corral-tool.wit`) components load
+//! unchanged, with the newer metadata at its defaults (priority 50, no
+//! dependencies, no output schema, no resilience hints, errors not
+//! retryable). A 0.1.0 or 0.2.0 call answers one string
+//! ([`GuestOutput::Text`]); a 0.3.0 call answers parts
+//! ([`GuestOutput::Parts`]).
 
 use tracing::Instrument as _;
 
@@ -18,8 +21,37 @@ use wasmtime::component::{HasSelf, InstancePre, Linker};
 use super::SandboxState;
 use super::imports::{Decision, Level};
 use super::outcome::{ErrorInfo, GuestError};
-use crate::bindings::{v1, v2};
+use crate::bindings::{v1, v2, v3};
+use crate::parts::{
+    Annotations, EmbeddedResource, GuestOutput, Media, OutputPart, PartContent, ResourceContents,
+    ResourceLink, Role,
+};
 use crate::spec::{Latency, RawSpec, ResilienceHints, ReturnBehavior, ToolMetadata};
+
+/// Instantiates a contract version's `pre` and runs its `call`, the
+/// guest's `tool-error` mapped to a [`GuestError`] by `$info`: the same
+/// body for every version's bindings, which are different types.
+macro_rules! call_version {
+    ($pre:expr, $version:ident, $info:ident, $store:expr, $name:expr, $arguments:expr, $context:expr) => {{
+        let plugin = $pre
+            .instantiate_async(&mut *$store)
+            .instrument(instantiate_span())
+            .await?;
+        plugin
+            .corral_tool_tool()
+            .call_call(&mut *$store, $name, $arguments, $context)
+            .instrument(run_span())
+            .await?
+            .map_err(|err| match err {
+                $version::corral::tool::types::ToolError::InvalidArguments(i) => {
+                    GuestError::InvalidArguments($info(i))
+                }
+                $version::corral::tool::types::ToolError::ExecutionFailed(i) => {
+                    GuestError::ExecutionFailed($info(i))
+                }
+            })
+    }};
+}
 
 /// A plugin's component, linked and ready to instantiate, in the contract
 /// version it targets.
@@ -28,6 +60,8 @@ pub enum PluginPre {
     V1(v1::PluginPre<SandboxState>),
     /// `corral:tool/plugin@0.2.0`.
     V2(v2::PluginPre<SandboxState>),
+    /// `corral:tool/plugin@0.3.0`.
+    V3(v3::PluginPre<SandboxState>),
     /// A component of another world, served in any-component mode.
     Any(
         InstancePre<SandboxState>,
@@ -42,11 +76,14 @@ impl PluginPre {
     /// Recognizes the world `pre` targets, newest first.
     ///
     /// # Errors
-    /// When it exports neither version's `tool` interface: the 0.2.0 error.
+    /// When it exports no version's `tool` interface: the 0.3.0 error.
     pub fn new(pre: InstancePre<SandboxState>) -> wasmtime::Result<Self> {
-        match v2::PluginPre::new(pre.clone()) {
-            Ok(v2) => Ok(Self::V2(v2)),
-            Err(err) => v1::PluginPre::new(pre).map(Self::V1).map_err(|_| err),
+        match v3::PluginPre::new(pre.clone()) {
+            Ok(v3) => Ok(Self::V3(v3)),
+            Err(err) => v2::PluginPre::new(pre.clone())
+                .map(Self::V2)
+                .or_else(|_| v1::PluginPre::new(pre).map(Self::V1))
+                .map_err(|_| err),
         }
     }
 
@@ -55,6 +92,7 @@ impl PluginPre {
         match self {
             Self::V1(_) => "0.1.0",
             Self::V2(_) => "0.2.0",
+            Self::V3(_) => "0.3.0",
             Self::Any(..) => "any",
             Self::Runner(_) => "code",
         }
@@ -76,6 +114,11 @@ impl PluginPre {
                 let specs = plugin.corral_tool_tool().call_describe(&mut *store).await?;
                 specs.into_iter().map(spec_v2).collect()
             }
+            Self::V3(pre) => {
+                let plugin = pre.instantiate_async(&mut *store).await?;
+                let specs = plugin.corral_tool_tool().call_describe(&mut *store).await?;
+                specs.into_iter().map(spec_v3).collect()
+            }
             // Found from its types at load: no guest code runs.
             Self::Any(_, foreign) => foreign.specs(),
             Self::Runner(_) => Vec::new(),
@@ -92,48 +135,19 @@ impl PluginPre {
         arguments: &str,
         context: &Vec<(String, String)>,
         output_bytes: usize,
-    ) -> wasmtime::Result<Result<String, GuestError>> {
+    ) -> wasmtime::Result<Result<GuestOutput, GuestError>> {
         Ok(match self {
-            Self::V1(pre) => {
-                let plugin = pre
-                    .instantiate_async(&mut *store)
-                    .instrument(instantiate_span())
-                    .await?;
-                let tool = plugin.corral_tool_tool();
-                tool.call_call(&mut *store, name, arguments, context)
-                    .instrument(run_span())
-                    .await?
-                    .map_err(|err| match err {
-                        v1::corral::tool::types::ToolError::InvalidArguments(i) => {
-                            GuestError::InvalidArguments(info_v1(i))
-                        }
-                        v1::corral::tool::types::ToolError::ExecutionFailed(i) => {
-                            GuestError::ExecutionFailed(info_v1(i))
-                        }
-                    })
-            }
-            Self::V2(pre) => {
-                let plugin = pre
-                    .instantiate_async(&mut *store)
-                    .instrument(instantiate_span())
-                    .await?;
-                let tool = plugin.corral_tool_tool();
-                tool.call_call(&mut *store, name, arguments, context)
-                    .instrument(run_span())
-                    .await?
-                    .map_err(|err| match err {
-                        v2::corral::tool::types::ToolError::InvalidArguments(i) => {
-                            GuestError::InvalidArguments(info_v2(i))
-                        }
-                        v2::corral::tool::types::ToolError::ExecutionFailed(i) => {
-                            GuestError::ExecutionFailed(info_v2(i))
-                        }
-                    })
-            }
+            Self::V1(pre) => call_version!(pre, v1, info_v1, store, name, arguments, context)
+                .map(GuestOutput::Text),
+            Self::V2(pre) => call_version!(pre, v2, info_v2, store, name, arguments, context)
+                .map(GuestOutput::Text),
+            Self::V3(pre) => call_version!(pre, v3, info_v3, store, name, arguments, context)
+                .map(|parts| GuestOutput::Parts(parts.into_iter().map(part_v3).collect())),
             Self::Any(pre, foreign) => {
                 return foreign
                     .call(pre, store, name, arguments, output_bytes)
-                    .await;
+                    .await
+                    .map(|answer| answer.map(GuestOutput::Text));
             }
             Self::Runner(_) => {
                 return Err(wasmtime::format_err!(
@@ -168,6 +182,7 @@ impl PluginPre {
 pub fn add_to_linker(linker: &mut Linker<SandboxState>) -> wasmtime::Result<()> {
     v1::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |state| state)?;
     v2::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |state| state)?;
+    v3::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |state| state)?;
     Ok(())
 }
 
@@ -179,11 +194,57 @@ fn info_v1(info: v1::corral::tool::types::ErrorInfo) -> ErrorInfo {
     }
 }
 
-fn info_v2(info: v2::corral::tool::types::ErrorInfo) -> ErrorInfo {
-    ErrorInfo {
-        message: info.message,
-        code: info.code,
-        retryable: info.retryable,
+/// `error-info` of 0.2.0 and later, which carry `retryable`.
+macro_rules! info_since_v2 {
+    ($name:ident, $version:ident) => {
+        fn $name(info: $version::corral::tool::types::ErrorInfo) -> ErrorInfo {
+            ErrorInfo {
+                message: info.message,
+                code: info.code,
+                retryable: info.retryable,
+            }
+        }
+    };
+}
+
+info_since_v2!(info_v2, v2);
+info_since_v2!(info_v3, v3);
+
+/// A 0.3.0 `part`, version-neutral (checked later, by `parts::check`).
+fn part_v3(part: v3::corral::tool::types::Part) -> OutputPart {
+    use v3::corral::tool::types as t;
+    let media = |m: t::Media| Media::new(m.mime_type, m.data);
+    let content = match part.content {
+        t::Content::Text(text) => PartContent::Text { text },
+        t::Content::Json(json) => PartContent::Json { json },
+        t::Content::Image(m) => PartContent::Image(media(m)),
+        t::Content::Audio(m) => PartContent::Audio(media(m)),
+        t::Content::ResourceLink(link) => PartContent::ResourceLink(ResourceLink {
+            uri: link.uri,
+            name: link.name,
+            description: link.description,
+            mime_type: link.mime_type,
+            size: link.size,
+        }),
+        t::Content::EmbeddedResource(resource) => PartContent::Resource(EmbeddedResource {
+            uri: resource.uri,
+            mime_type: resource.mime_type,
+            contents: match resource.contents {
+                t::ResourceContents::Text(text) => ResourceContents::Text(text),
+                t::ResourceContents::Blob(data) => ResourceContents::Blob(data),
+            },
+        }),
+    };
+    let annotations = part
+        .annotations
+        .map(|a| Annotations::new(a.audience.into_iter().map(role_v3).collect(), a.priority));
+    OutputPart::new(content).with_annotations(annotations)
+}
+
+fn role_v3(role: v3::corral::tool::types::Role) -> Role {
+    match role {
+        v3::corral::tool::types::Role::User => Role::User,
+        v3::corral::tool::types::Role::Assistant => Role::Assistant,
     }
 }
 
@@ -224,30 +285,38 @@ fn spec_v1(spec: v1::corral::tool::types::ToolSpec) -> RawSpec {
     }
 }
 
-fn spec_v2(spec: v2::corral::tool::types::ToolSpec) -> RawSpec {
-    let m = spec.metadata;
-    let (priority, depends_on, output_schema, hints) = (
-        m.priority,
-        m.depends_on.clone(),
-        m.output_schema.clone(),
-        m.resilience,
-    );
-    let mut metadata = common_metadata!(m, v2::corral::tool::types);
-    metadata.priority = priority;
-    metadata.depends_on = depends_on;
-    metadata.resilience = hints.map(|h| ResilienceHints {
-        max_attempts: h.max_attempts,
-        cache_ttl_ms: h.cache_ttl_ms,
-        requests_per_second: h.requests_per_second,
-    });
-    RawSpec {
-        name: spec.name,
-        description: spec.description,
-        parameters: spec.parameters,
-        output_schema,
-        metadata,
-    }
+/// The 0.2.0 and 0.3.0 specs, which have the same fields.
+macro_rules! spec_since_v2 {
+    ($name:ident, $version:ident) => {
+        fn $name(spec: $version::corral::tool::types::ToolSpec) -> RawSpec {
+            let m = spec.metadata;
+            let (priority, depends_on, output_schema, hints) = (
+                m.priority,
+                m.depends_on.clone(),
+                m.output_schema.clone(),
+                m.resilience,
+            );
+            let mut metadata = common_metadata!(m, $version::corral::tool::types);
+            metadata.priority = priority;
+            metadata.depends_on = depends_on;
+            metadata.resilience = hints.map(|h| ResilienceHints {
+                max_attempts: h.max_attempts,
+                cache_ttl_ms: h.cache_ttl_ms,
+                requests_per_second: h.requests_per_second,
+            });
+            RawSpec {
+                name: spec.name,
+                description: spec.description,
+                parameters: spec.parameters,
+                output_schema,
+                metadata,
+            }
+        }
+    };
 }
+
+spec_since_v2!(spec_v2, v2);
+spec_since_v2!(spec_v3, v3);
 
 /// One version's `corral:tool/host` implementation, forwarding to the
 /// version-neutral [`SandboxState`] methods.
@@ -293,3 +362,4 @@ macro_rules! host_imports {
 
 host_imports!(v1);
 host_imports!(v2);
+host_imports!(v3);

@@ -183,8 +183,16 @@ impl std::fmt::Debug for CallOptions {
 pub struct CallOutput {
     /// The tool that ran.
     pub tool: String,
-    /// The output text exactly as the guest returned it.
+    /// The output text exactly as the guest returned it: for a 0.3.0
+    /// guest's parts, the structured (`json`) part's text if there is one,
+    /// else its text parts joined by newlines.
     pub text: String,
+    /// Every part of the output in the guest's order (WIT 0.3.0
+    /// `tool-output`), checked (`corral_sandbox::check_parts`); empty when
+    /// [`text`](Self::text) is the whole output: every 0.1.0 and 0.2.0
+    /// result, a built-in's, and a 0.3.0 result of one plain text or json
+    /// part.
+    pub parts: Vec<corral_sandbox::OutputPart>,
     /// `text` parsed as JSON ([`CallOutput::json`]): set when the call
     /// parsed it already (an output contract was checked, a built-in built
     /// the value), else on first use.
@@ -237,6 +245,7 @@ impl PartialEq for CallOutput {
     fn eq(&self, other: &Self) -> bool {
         self.tool == other.tool
             && self.text == other.text
+            && self.parts == other.parts
             && self.return_behavior == other.return_behavior
             && self.duration == other.duration
             && self.fuel_consumed == other.fuel_consumed
@@ -300,6 +309,7 @@ mod tests {
     fn output(text: &str) -> CallOutput {
         CallOutput {
             tool: "t".into(),
+            parts: Vec::new(),
             text: text.into(),
             json: OnceLock::new(),
             return_behavior: ReturnBehavior::ToLlm,

@@ -46,10 +46,11 @@ pub enum LoadErrorReason {
     #[error("needs imports corral does not provide: {0}")]
     UnsatisfiedImports(String),
     /// The component exports the `tool` interface of no contract version the
-    /// host speaks (0.2.0 or 0.1.0).
+    /// host speaks (0.3.0, 0.2.0 or 0.1.0).
     #[error(
         "is a component of another world: {0}; a plugin must target the \
-         `corral:tool/plugin@0.2.0` world in wit/corral-tool.wit (or 0.1.0, in wit/v0.1.0)"
+         `corral:tool/plugin@0.3.0` world in wit/corral-tool.wit (or 0.2.0 in wit/v0.2.0, \
+         0.1.0 in wit/v0.1.0)"
     )]
     WrongWorld(String),
     /// `describe` trapped or hit a limit.

@@ -231,6 +231,7 @@ pub(crate) async fn run(
     })?;
     Ok(CallOutput {
         tool: name.to_string(),
+        parts: Vec::new(),
         // Pipelines are declared to_llm, whatever their last step says.
         return_behavior: ReturnBehavior::ToLlm,
         duration: started.elapsed(),

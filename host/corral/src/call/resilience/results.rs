@@ -71,6 +71,7 @@ mod tests {
     fn output(text: &str) -> Outcome {
         Ok(CallOutput {
             tool: "t".into(),
+            parts: Vec::new(),
             text: text.into(),
             json: Default::default(),
             return_behavior: corral_sandbox::ReturnBehavior::ToLlm,

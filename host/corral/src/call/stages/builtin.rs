@@ -107,6 +107,7 @@ pub(super) async fn run<H: Caller + Clone + 'static>(
     };
     Ok(CallOutput {
         tool: name.to_string(),
+        parts: Vec::new(),
         text: json.to_string(),
         json: Some(json).into(),
         return_behavior: ReturnBehavior::ToLlm,

@@ -17,7 +17,10 @@ use crate::catalog::registry::Tool;
 use corral_sandbox::CallError;
 use corral_sandbox::Leaks;
 use corral_sandbox::Limits;
-use corral_sandbox::{Failure, GuestError, MAX_LOG_MESSAGE_BYTES, OpResult, RunReport};
+use corral_sandbox::{
+    Failure, GuestError, GuestOutput, MAX_LOG_MESSAGE_BYTES, OpResult, OutputPart, PartContent,
+    PartsError, ResourceContents, RunReport,
+};
 
 /// A guest-supplied message, cut and with its control characters escaped.
 fn guest_text(message: String) -> String {
@@ -48,7 +51,17 @@ pub(super) fn outcome(
     let scrub = |text: String| -> String { leaks.string("output", text) };
     let result = match result {
         Err(Failure::Trap(message)) => Err(Failure::Trap(scrub(message))),
-        Ok(OpResult::Call(Ok(text))) => Ok(OpResult::Call(Ok(scrub(text)))),
+        Ok(OpResult::Call(Ok(GuestOutput::Text(text)))) => {
+            Ok(OpResult::Call(Ok(GuestOutput::Text(scrub(text)))))
+        }
+        Ok(OpResult::Call(Ok(GuestOutput::Parts(parts)))) => {
+            Ok(OpResult::Call(Ok(GuestOutput::Parts(
+                parts
+                    .into_iter()
+                    .map(|part| scrub_part(part, &scrub))
+                    .collect(),
+            ))))
+        }
         Ok(OpResult::Call(Err(GuestError::InvalidArguments(mut info)))) => {
             info.message = scrub(info.message);
             Ok(OpResult::Call(Err(GuestError::InvalidArguments(info))))
@@ -81,15 +94,32 @@ pub(super) fn outcome(
             reason: guest_text(reason),
         });
     }
-    match returned {
-        Ok(text) => {
-            if text.len() > limits.output_bytes {
-                return Err(CallError::OutputTooLarge {
-                    tool: name.to_string(),
-                    bytes: text.len(),
-                    limit_bytes: limits.output_bytes,
-                });
+    let too_large = |bytes| CallError::OutputTooLarge {
+        tool: name.to_string(),
+        bytes,
+        limit_bytes: limits.output_bytes,
+    };
+    let returned = match returned {
+        Ok(GuestOutput::Text(text)) if text.len() > limits.output_bytes => {
+            return Err(too_large(text.len()));
+        }
+        Ok(GuestOutput::Text(text)) => Ok((text, Vec::new())),
+        Ok(GuestOutput::Parts(parts)) => {
+            match corral_sandbox::check_parts(parts, limits.output_bytes) {
+                Ok(checked) => Ok((checked.text, checked.parts)),
+                Err(PartsError::TooLarge(bytes)) => return Err(too_large(bytes)),
+                Err(PartsError::Invalid(problem)) => {
+                    return Err(CallError::OutputInvalid {
+                        tool: name.to_string(),
+                        problems: vec![guest_text(problem)],
+                    });
+                }
             }
+        }
+        Err(err) => Err(err),
+    };
+    match returned {
+        Ok((text, parts)) => {
             // Parsed here only to check an output contract (and kept);
             // otherwise on first use (`CallOutput::json`).
             let json = std::sync::OnceLock::new();
@@ -109,6 +139,7 @@ pub(super) fn outcome(
             }
             Ok(CallOutput {
                 tool: name.to_string(),
+                parts,
                 text,
                 json,
                 return_behavior: tool.spec().metadata.return_behavior,
@@ -123,17 +154,52 @@ pub(super) fn outcome(
             problems: vec![guest_text(info.message)],
             code: info.code,
         }),
-        Err(GuestError::TooLarge(bytes)) => Err(CallError::OutputTooLarge {
-            tool: name.to_string(),
-            bytes,
-            limit_bytes: limits.output_bytes,
-        }),
+        Err(GuestError::TooLarge(bytes)) => Err(too_large(bytes)),
         Err(GuestError::ExecutionFailed(info)) => Err(CallError::ToolFailed {
             tool: name.to_string(),
             message: guest_text(info.message),
             code: info.code,
             retryable: info.retryable,
         }),
+    }
+}
+
+/// `part` with the leak scan applied to every text a guest put in it (its
+/// bytes are passed as they are: the scan reads text).
+fn scrub_part(mut part: OutputPart, scrub: &impl Fn(String) -> String) -> OutputPart {
+    match &mut part.content {
+        PartContent::Text { text } | PartContent::Json { json: text } => {
+            *text = scrub(std::mem::take(text));
+        }
+        PartContent::ResourceLink(link) => {
+            link.uri = scrub(std::mem::take(&mut link.uri));
+            link.name = scrub(std::mem::take(&mut link.name));
+            link.description = scrub(std::mem::take(&mut link.description));
+        }
+        PartContent::Resource(resource) => {
+            resource.uri = scrub(std::mem::take(&mut resource.uri));
+            match &mut resource.contents {
+                ResourceContents::Text(text) => *text = scrub(std::mem::take(text)),
+                ResourceContents::Blob(data) => scrub_bytes(data, scrub),
+                _ => {}
+            }
+        }
+        PartContent::Image(media) | PartContent::Audio(media) => {
+            scrub_bytes(&mut media.data, scrub);
+        }
+        _ => {}
+    }
+    part
+}
+
+/// The leak scan of bytes: read as text (invalid UTF-8 replaced); when a
+/// secret's form is in them, they become the redacted text, so the secret
+/// never leaves and the broken part shows why.
+fn scrub_bytes(data: &mut Vec<u8>, scrub: &impl Fn(String) -> String) {
+    let text = String::from_utf8_lossy(data).into_owned();
+    let scrubbed = scrub(text.clone());
+    if scrubbed != text {
+        *data = scrubbed.into_bytes();
     }
 }
 

@@ -80,6 +80,7 @@ impl LoopMemo {
         tracing::debug!(tool = %tool.spec().name, loop_id, "one-shot tool called again in its loop");
         Some(CallOutput {
             tool: tool.spec().name.clone(),
+            parts: Vec::new(),
             text: advice.clone(),
             json: Default::default(),
             return_behavior: ReturnBehavior::ToLlm,

@@ -1,0 +1,181 @@
+//! Asking the MCP client in the middle of a call (WIT 0.3.0 `client`): the
+//! person ([`elicit`]), the client's model ([`sample`]) and its workspace
+//! roots ([`roots`]). Each needs a grant in the tool's policy (`[client]`);
+//! without it the host answers [`ClientError::Denied`] at once.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::__bindings::corral::tool::client as wit;
+use crate::__bindings::corral::tool::types;
+
+pub use crate::output::Audience as Role;
+
+/// Why the client could not answer (WIT `client-error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientError {
+    /// The policy grants no such request; the text names the grant.
+    Denied(String),
+    /// No one can answer: the client lacks the capability, or there is no
+    /// MCP client (the CLI).
+    Unsupported(String),
+    /// Over a limit of the policy (tokens, requests per call, budget).
+    OverBudget(String),
+    /// The client failed, the answer was unusable, or the wait ran out.
+    Failed(String),
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (kind, text) = match self {
+            Self::Denied(t) => ("denied", t),
+            Self::Unsupported(t) => ("unsupported", t),
+            Self::OverBudget(t) => ("over budget", t),
+            Self::Failed(t) => ("failed", t),
+        };
+        write!(f, "client request {kind}: {text}")
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+impl From<ClientError> for crate::ToolError {
+    fn from(err: ClientError) -> Self {
+        crate::ToolError::failed(err.to_string())
+    }
+}
+
+impl From<wit::ClientError> for ClientError {
+    fn from(err: wit::ClientError) -> Self {
+        match err {
+            wit::ClientError::Denied(t) => Self::Denied(t),
+            wit::ClientError::Unsupported(t) => Self::Unsupported(t),
+            wit::ClientError::OverBudget(t) => Self::OverBudget(t),
+            wit::ClientError::Failed(t) => Self::Failed(t),
+        }
+    }
+}
+
+/// The person's answer to [`elicit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elicited<T> {
+    /// They answered.
+    Accept(T),
+    /// They said no.
+    Decline,
+    /// They dismissed the question.
+    Cancel,
+}
+
+/// Asks the person for the fields of `T` (MCP elicitation, form mode):
+/// `message` says what is needed and why; the form is `T`'s JSON Schema,
+/// whose properties must be primitives (string, number, integer, boolean,
+/// enum). The answer is checked by the host and decoded into `T`.
+///
+/// # Errors
+/// [`ClientError`] when no one can answer or the answer does not decode.
+pub fn elicit<T: DeserializeOwned + schemars::JsonSchema>(
+    message: &str,
+) -> Result<Elicited<T>, ClientError> {
+    let schema = crate::__private::schema_of::<T>();
+    match wit::elicit(message, &schema)? {
+        wit::ElicitAnswer::Accept(json) => serde_json::from_str(&json)
+            .map(Elicited::Accept)
+            .map_err(|err| ClientError::Failed(format!("the answer does not decode: {err}"))),
+        wit::ElicitAnswer::Decline => Ok(Elicited::Decline),
+        wit::ElicitAnswer::Cancel => Ok(Elicited::Cancel),
+    }
+}
+
+/// One message for the client's model: `role` says text.
+#[derive(Debug, Clone, Serialize)]
+pub struct Message {
+    role: Role,
+    text: String,
+}
+
+impl Message {
+    /// A message of the person's (`user`).
+    pub fn user(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            text: text.into(),
+        }
+    }
+
+    /// A message of the model's (`assistant`), for a conversation so far.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            text: text.into(),
+        }
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        })
+    }
+}
+
+/// The model's answer to [`sample`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sampled {
+    /// What it wrote (untrusted text).
+    pub text: String,
+    /// The model, as the client names it.
+    pub model: String,
+    /// Why it stopped, if the client says.
+    pub stop_reason: Option<String>,
+}
+
+/// Asks the client's model to continue `messages`, writing at most
+/// `max_tokens` tokens (MCP sampling).
+///
+/// # Errors
+/// [`ClientError`]: no grant, over the policy's limits, no client that
+/// samples, or a failed request.
+pub fn sample(messages: &[Message], max_tokens: u32) -> Result<Sampled, ClientError> {
+    let messages: Vec<wit::SamplingMessage> = messages
+        .iter()
+        .map(|m| wit::SamplingMessage {
+            role: match m.role {
+                Role::User => types::Role::User,
+                Role::Assistant => types::Role::Assistant,
+            },
+            content: wit::SamplingContent::Text(m.text.clone()),
+        })
+        .collect();
+    let sampled = wit::sample(&messages, None, max_tokens)?;
+    Ok(Sampled {
+        text: sampled.text,
+        model: sampled.model,
+        stop_reason: sampled.stop_reason,
+    })
+}
+
+/// A workspace root of the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Its URI, usually `file://...` (no grant to read it).
+    pub uri: String,
+    /// Its name, if given.
+    pub name: Option<String>,
+}
+
+/// The client's workspace roots (MCP `roots/list`).
+///
+/// # Errors
+/// [`ClientError`]: no grant, or no client that has roots.
+pub fn roots() -> Result<Vec<Root>, ClientError> {
+    Ok(wit::roots()?
+        .into_iter()
+        .map(|r| Root {
+            uri: r.uri,
+            name: r.name,
+        })
+        .collect())
+}

@@ -1,0 +1,192 @@
+//! Results of several parts (WIT 0.3.0 `tool-output`): images, audio,
+//! embedded resources and annotations through the library, the CLI (text
+//! on stdout, `--out DIR` files, `--json` with base64) and MCP; and the
+//! host refusing parts that lie about their bytes, come by the thousand,
+//! point at `file://` or `javascript:`, or carry escape codes.
+
+use base64::Engine as _;
+use corral::{CallOptions, PartContent, Role};
+use serde_json::json;
+
+use crate::cli::{corral, stdout_json};
+use crate::mcp::Stdio_;
+use crate::support::{HOSTILE, REFERENCE_TOOLS, plugin_dir};
+
+const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+fn base64(text: &str) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .expect("base64")
+}
+
+#[tokio::test]
+async fn the_library_returns_every_part_in_order_with_its_annotations() {
+    let dir = plugin_dir(&[REFERENCE_TOOLS]);
+    let host = crate::support::host(dir.path()).await;
+    let out = host
+        .call("test_multiple_content_types", "{}", &CallOptions::default())
+        .await
+        .expect("mixed");
+    assert_eq!(out.text, "Multiple content types test:");
+    assert_eq!(out.parts.len(), 3, "{:?}", out.parts);
+    assert!(matches!(&out.parts[0].content, PartContent::Text { text } if text == &out.text));
+    match &out.parts[1].content {
+        PartContent::Image(media) => {
+            assert_eq!(media.mime_type, "image/png");
+            assert!(media.data.starts_with(PNG_MAGIC));
+        }
+        other => panic!("an image, not {other:?}"),
+    }
+    let annotations = out.parts[1].annotations.as_ref().expect("annotations");
+    assert_eq!(annotations.audience, [Role::User]);
+    assert_eq!(annotations.priority, Some(0.5));
+    assert!(matches!(&out.parts[2].content, PartContent::Resource(r)
+        if r.uri == "corral://reference/mixed-content-resource"));
+
+    let audio = host
+        .call("test_audio_content", "{}", &CallOptions::default())
+        .await
+        .expect("audio");
+    assert_eq!(audio.text, "", "no text part");
+    assert!(matches!(&audio.parts[..], [p] if matches!(&p.content,
+        PartContent::Audio(m) if m.mime_type == "audio/wav" && m.data.starts_with(b"RIFF"))));
+}
+
+#[tokio::test]
+async fn parts_that_break_the_rules_fail_the_call_and_name_the_part() {
+    let dir = plugin_dir(&[HOSTILE]);
+    let host = crate::support::host(dir.path()).await;
+    let call = |arguments: serde_json::Value| {
+        let host = host.clone();
+        async move {
+            host.call("bad_parts", &arguments.to_string(), &CallOptions::default())
+                .await
+        }
+    };
+    // GIF bytes called a PNG.
+    let err = call(json!({"kind": "mime"})).await.unwrap_err();
+    assert_eq!(err.kind(), "output_invalid", "{err}");
+    assert!(
+        err.to_string().contains("part 0") && err.to_string().contains("image/png"),
+        "{err}"
+    );
+    // Ten thousand parts.
+    let err = call(json!({"kind": "many", "count": 10_000}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "output_invalid", "{err}");
+    assert!(err.to_string().contains("at most 64"), "{err}");
+    // Schemes a client must never be handed by a guest.
+    for uri in [
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "http://example.com/",
+    ] {
+        let err = call(json!({"kind": "uri", "uri": uri})).await.unwrap_err();
+        assert_eq!(err.kind(), "output_invalid", "{uri}: {err}");
+        assert!(err.to_string().contains("https://"), "{err}");
+    }
+    let ok = call(json!({"kind": "uri", "uri": "https://example.com/a"}))
+        .await
+        .expect("an https link is fine");
+    assert!(matches!(&ok.parts[..], [p] if matches!(&p.content, PartContent::ResourceLink(_))));
+    // Within the rules the host still serves.
+    crate::support::assert_still_serves(&host).await;
+}
+
+#[test]
+fn the_cli_prints_text_writes_binary_parts_and_gives_json() {
+    let dir = plugin_dir(&[REFERENCE_TOOLS, HOSTILE]);
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let out_path = out_dir.path().to_str().expect("utf-8");
+    let out = corral(
+        dir.path(),
+        &["call", "test_multiple_content_types", "--out", out_path],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stdout.trim(), "Multiple content types test:");
+    let written = out_dir.path().join("test_multiple_content_types-1.png");
+    assert!(stderr.contains(&written.display().to_string()), "{stderr}");
+    let bytes = std::fs::read(&written).expect("the image was written");
+    assert!(bytes.starts_with(PNG_MAGIC));
+    assert!(
+        stderr.contains("resource <corral://reference/mixed-content-resource>"),
+        "{stderr}"
+    );
+
+    // Without --out, the part is described, not written.
+    let out = corral(dir.path(), &["call", "test_image_content"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("image image/png") && stderr.contains("--out DIR"),
+        "{stderr}"
+    );
+
+    // --json: every part, bytes as base64.
+    let out = corral(
+        dir.path(),
+        &["call", "test_multiple_content_types", "--json"],
+    );
+    let json = stdout_json(&out);
+    let parts = json["parts"].as_array().expect("parts");
+    assert_eq!(parts.len(), 3, "{json}");
+    assert_eq!(parts[1]["content"]["type"], "image");
+    assert_eq!(parts[1]["annotations"]["audience"], json!(["user"]));
+    assert!(base64(parts[1]["content"]["data"].as_str().expect("data")).starts_with(PNG_MAGIC));
+
+    // The line about a part on stderr shows a guest's escape codes
+    // escaped (stdout, piped here, carries the tool's text as it is, and
+    // is escaped on a terminal).
+    let out = corral(dir.path(), &["call", "bad_parts", r#"{"kind": "escape"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("link ") && stderr.contains("named"),
+        "{stderr}"
+    );
+    assert!(!out.stderr.contains(&0x1b), "{stderr}");
+}
+
+#[test]
+fn mcp_clients_get_image_audio_and_resource_content_blocks() {
+    let dir = plugin_dir(&[REFERENCE_TOOLS]);
+    let mut mcp = Stdio_::start(dir.path(), &["--no-watch"]);
+    mcp.initialize(json!({}));
+    let image = mcp.call(1, "test_image_content", json!({}));
+    let block = &image["result"]["content"][0];
+    assert_eq!(block["type"], "image", "{image}");
+    assert_eq!(block["mimeType"], "image/png");
+    assert!(base64(block["data"].as_str().expect("data")).starts_with(PNG_MAGIC));
+    assert!(
+        image["result"].get("structuredContent").is_none(),
+        "{image}"
+    );
+
+    let audio = mcp.call(2, "test_audio_content", json!({}));
+    assert_eq!(audio["result"]["content"][0]["type"], "audio", "{audio}");
+    assert_eq!(audio["result"]["content"][0]["mimeType"], "audio/wav");
+
+    let embedded = mcp.call(3, "test_embedded_resource", json!({}));
+    let resource = &embedded["result"]["content"][0];
+    assert_eq!(resource["type"], "resource", "{embedded}");
+    assert_eq!(resource["resource"]["mimeType"], "text/plain");
+    assert_eq!(
+        resource["resource"]["text"],
+        "This is an embedded resource content."
+    );
+
+    let mixed = mcp.call(4, "test_multiple_content_types", json!({}));
+    let types: Vec<&str> = mixed["result"]["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .map(|b| b["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(types, ["text", "image", "resource"], "{mixed}");
+    let annotations = &mixed["result"]["content"][1]["annotations"];
+    assert_eq!(annotations["audience"], json!(["user"]), "{mixed}");
+    assert_eq!(annotations["priority"], 0.5);
+}
