@@ -26,6 +26,12 @@ run call sha256 '{"text": "abc"}' --json
 run call statistics '{"values": [3, 1, 4, 1, 5, 9, 2, 6]}'
 
 echo
+echo "==> a result of several parts (contract 0.3.0): a sentence, a PNG image and the data;"
+echo "    --out writes the image (target/demo/bar_chart-1.png):"
+mkdir -p target/demo
+run call bar_chart '{"title": "Calls per tool", "labels": ["sha256", "word_count", "slugify", "fetch_url"], "values": [1200, 860, 430, 95]}' --out target/demo
+
+echo
 echo "==> tools written in Python (tabulate from PyPI), JavaScript (semver from npm) and C:"
 run call table_render '{"rows": [{"tool": "word_count", "calls": 12}, {"tool": "slugify", "calls": 3}]}'
 run call semver_satisfies '{"range": "^1.2.0", "versions": ["1.1.9", "1.4.0", "2.0.0"]}'

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::cli::{corral, stdout_json};
 use crate::mcp::Stdio_;
-use crate::support::{HOSTILE, REFERENCE_TOOLS, plugin_dir};
+use crate::support::{CHART, HOSTILE, REFERENCE_TOOLS, plugin_dir};
 
 const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
 
@@ -189,4 +189,43 @@ fn mcp_clients_get_image_audio_and_resource_content_blocks() {
     let annotations = &mixed["result"]["content"][1]["annotations"];
     assert_eq!(annotations["audience"], json!(["user"]), "{mixed}");
     assert_eq!(annotations["priority"], 0.5);
+}
+
+#[tokio::test]
+async fn the_chart_sample_draws_a_png_of_the_size_asked_and_returns_its_data() {
+    let dir = plugin_dir(&[CHART]);
+    let host = crate::support::host(dir.path()).await;
+    let arguments = json!({"title": "Calls", "labels": ["a", "b", "c"],
+                           "values": [3.0, -1.5, 7.25], "width": 320, "height": 200});
+    let out = host
+        .call("bar_chart", &arguments.to_string(), &CallOptions::default())
+        .await
+        .expect("chart");
+    assert_eq!(out.parts.len(), 3, "{:?}", out.parts);
+    assert!(
+        matches!(&out.parts[0].content, PartContent::Text { text } if text.contains("the largest is c (7.25)")),
+        "{:?}",
+        out.parts[0]
+    );
+    let PartContent::Image(image) = &out.parts[1].content else {
+        panic!("an image, not {:?}", out.parts[1]);
+    };
+    assert!(image.data.starts_with(PNG_MAGIC));
+    // The IHDR chunk: width and height, big-endian, at bytes 16..24.
+    let side = |at: usize| u32::from_be_bytes(image.data[at..at + 4].try_into().expect("4 bytes"));
+    assert_eq!((side(16), side(20)), (320, 200));
+    // The data is the structured part, which plans reference.
+    let data = out.json().expect("json");
+    assert_eq!(data["bars"][1], json!({"label": "b", "value": -1.5}));
+    // Bad input is the caller's to fix, named.
+    let err = host
+        .call(
+            "bar_chart",
+            r#"{"title": "x", "labels": ["a"], "values": [1, 2]}"#,
+            &CallOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "invalid_arguments", "{err}");
+    assert!(err.to_string().contains("same length"), "{err}");
 }

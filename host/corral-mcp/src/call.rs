@@ -102,6 +102,33 @@ impl McpServer {
                     .build(),
             ));
         }
+        // The guest's own questions to this client (WIT 0.3.0 `client`):
+        // a session-based client is asked in line; a tool that cannot work
+        // without sampling refuses a client that cannot sample (-32021).
+        let caps = context.client_capabilities().unwrap_or_default();
+        let grants = tool.client_grants();
+        if tool.requires_sampling() && caps.sampling.is_none() {
+            // Deprecated by SEP-2577, still served (see `client.rs`).
+            #[allow(deprecated)]
+            return Err(McpError::missing_required_client_capability(
+                rmcp::model::ClientCapabilities::builder()
+                    .enable_sampling()
+                    .build(),
+            ));
+        }
+        if grants.any() {
+            let stateless = context
+                .protocol_version()
+                .is_some_and(|v| !v.has_initialize());
+            options = if stateless {
+                options.with_client(Arc::new(crate::client::StatelessClient))
+            } else {
+                options.with_client(Arc::new(crate::client::SessionClient::new(
+                    context.peer.clone(),
+                    caps,
+                )))
+            };
+        }
         let flow = approval::Flow::of(&context);
         // A declared gate that only this client's user could decide, from a
         // client that cannot be asked: refused before the call, as MCP says

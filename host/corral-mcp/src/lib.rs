@@ -54,6 +54,7 @@
 
 pub mod approval;
 mod call;
+mod client;
 pub mod disclosure;
 pub mod http;
 mod listen;

@@ -97,6 +97,9 @@ pub struct Grants {
     pub http_credentials: Arc<[Injected]>,
     /// The leak scan of the secrets those headers use; `None` without any.
     pub redactor: Option<Arc<crate::redact::Redactor>>,
+    /// What the guest may ask the MCP client (`[client]`); nothing by
+    /// default.
+    pub client: crate::client::ClientGrants,
 }
 
 /// A header the host sets on outbound requests to `host`.

@@ -17,6 +17,7 @@
 
 mod bindings;
 mod cache;
+mod client;
 mod engine;
 mod error;
 mod files;
@@ -31,6 +32,11 @@ mod spec;
 mod trace;
 
 pub use cache::{CacheOutcome, ComponentCache, compile};
+pub use client::{
+    ClientAnswer, ClientFuture, ClientGrants, ClientHook, ClientRefusal, ClientRequest,
+    Elicitation, ModelPreferences, Root, Sampled, SamplingContent, SamplingGrant, SamplingMessage,
+    elicitation_schema_problem,
+};
 pub use engine::{EPOCH_TICK, Engine, SCRIPT_INSTANCES};
 pub use error::{CallError, ComponentError};
 pub use files::{DEFAULT_MAX_PLUGIN_BYTES, read_plugin};

@@ -111,6 +111,12 @@ pub struct SandboxState {
     plugin: Arc<str>,
     tool: Arc<str>,
     approval: Option<Arc<dyn ApprovalHook>>,
+    /// Answers the guest's client requests (0.3.0 `corral:tool/client`).
+    client: Option<Arc<dyn crate::client::ClientHook>>,
+    /// What the policy lets the guest ask the client.
+    client_grants: crate::client::ClientGrants,
+    /// `sample` requests made so far in this call.
+    samples: u32,
     /// Answers a script's tool calls (code mode's runner only).
     tools: Option<Arc<dyn ToolCalls>>,
     budget: Arc<Budget>,
@@ -217,6 +223,9 @@ pub struct RunSetup<'a> {
     /// Decides the guest's `request-approval`; `None` answers every request
     /// with a configuration error (as for `describe`).
     pub approval: Option<Arc<dyn ApprovalHook>>,
+    /// Answers the guest's requests to the MCP client (`elicit`, `sample`,
+    /// `roots`) that the policy grants; `None` answers each `unsupported`.
+    pub client: Option<Arc<dyn crate::client::ClientHook>>,
     /// Answers the tool calls of code mode's runner; `None` for plugins
     /// (the runner's calls then fail, naming the missing hook).
     pub tools: Option<Arc<dyn ToolCalls>>,
@@ -277,6 +286,9 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
         plugin: setup.plugin,
         tool: setup.tool,
         approval: setup.approval,
+        client: setup.client,
+        client_grants: setup.grants.client,
+        samples: 0,
         tools: setup.tools,
         budget: budget.clone(),
         progress: setup.progress,
@@ -294,8 +306,10 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
     // What lifting one value may allocate on the host, for a component of
     // another world, whose results are lifted as `Val`s (40 bytes a list
     // element): bounded by the output cap, not wasmtime's 128 MiB default.
-    // A plugin of corral's world lifts its result as one string (a byte a
-    // byte, so the output cap, checked after, answers with the size).
+    // A plugin of corral's world lifts its result as typed values (0.1.0
+    // and 0.2.0 one string, 0.3.0 a list of parts) under that default, so
+    // the output cap, checked after, answers with the size; a 0.3.0 guest
+    // listing millions of empty parts is stopped by the same default.
     if matches!(setup.pre, PluginPre::Any(..)) {
         store.set_hostcall_fuel(limits.transfer_bytes());
     }

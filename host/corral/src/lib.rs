@@ -48,6 +48,7 @@ pub use call::approval::{
     ReviewFuture, ReviewRequest, Reviewer, requires_approval,
 };
 pub use call::audit::{AuditError, AuditLog, AuditRecord, CallRecord, mask as mask_fields};
+pub use call::client::{Asking, ClientRequests};
 pub use call::code::CodeLimits;
 pub use call::code::typescript::declarations as typescript_declarations;
 pub use call::compose::pipeline::{ErrorStrategy, PIPELINES_FILE, Pipeline, PipelineStep};
@@ -77,9 +78,9 @@ pub use config::caps::{DescribeCaps, DescribeOverrides};
 pub use config::context::ContextPolicy;
 pub use config::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedPlugin};
 pub use config::policy::{
-    Credential, DirGrant, EnvGrant, HostPattern, MetadataOverride, POLICY_VERSION, Policy,
-    PolicyError, SLOW_DEADLINE, TaskMode, TaskPolicy, ValuePart, policy_path, policy_path_in,
-    requested_policy_path,
+    Credential, DirGrant, EnvGrant, HostPattern, MAX_SAMPLING_CALLS, MAX_SAMPLING_TOKENS,
+    MetadataOverride, POLICY_VERSION, Policy, PolicyError, SLOW_DEADLINE, TaskMode, TaskPolicy,
+    ValuePart, policy_path, policy_path_in, requested_policy_path,
 };
 pub use config::resilience::{
     AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,
@@ -96,6 +97,10 @@ pub use corral_sandbox::{
     MAX_LOG_MESSAGE_BYTES, PoolConfig, ResilienceHints, ResolveFuture, Resolver, ReturnBehavior,
     SLICE_TICKS, Skipped as SkippedExport, SystemResolver, ToolMetadata,
     effective as effective_limits, internal_range,
+};
+pub use corral_sandbox::{
+    ClientAnswer, ClientFuture, ClientGrants, ClientRefusal, ClientRequest, Elicitation,
+    ModelPreferences, Root as ClientRoot, Sampled, SamplingContent, SamplingGrant, SamplingMessage,
 };
 pub use corral_sandbox::{
     Journal, JournalAnswer, JournalEntry, NOT_DETERMINISTIC, SCRIPT_INSTANCES, ScriptOrigin,

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod client;
 mod drain;
 pub(crate) mod http;
 mod stdio;

@@ -10,6 +10,7 @@
 
 pub(crate) mod approval;
 pub(crate) mod audit;
+pub(crate) mod client;
 pub(crate) mod code;
 pub(crate) mod compose;
 pub(crate) mod health;
@@ -102,6 +103,10 @@ pub struct CallOptions {
     /// (e.g. MCP elicitation to the client that made the call). Standing
     /// approvals, the review timeout and the audit log still apply.
     pub reviewer: Option<std::sync::Arc<dyn Reviewer>>,
+    /// Answers the guest's requests to its client (WIT 0.3.0 `elicit`,
+    /// `sample`, `roots`) that its policy grants; `None` (the default)
+    /// answers each `unsupported`.
+    pub client: Option<std::sync::Arc<dyn client::ClientRequests>>,
     /// The script this call comes from (code mode sets it on the calls a
     /// script makes, so that a reviewer sees it); `None` otherwise.
     pub(crate) script: Option<corral_sandbox::ScriptOrigin>,
@@ -142,6 +147,14 @@ impl CallOptions {
         self
     }
 
+    /// These options with `client` answering the guest's client requests
+    /// (see [`CallOptions::client`]).
+    #[must_use]
+    pub fn with_client(mut self, client: std::sync::Arc<dyn client::ClientRequests>) -> Self {
+        self.client = Some(client);
+        self
+    }
+
     /// These options for a retry of `execute_code` after its run stopped at
     /// a call waiting for approval: `journal` is the one that
     /// [`CallError::ApprovalPending`](crate::CallError::ApprovalPending)
@@ -164,6 +177,7 @@ impl std::fmt::Debug for CallOptions {
             .field("context", &self.context)
             .field("limits", &self.limits)
             .field("progress", &self.progress.is_some())
+            .field("client", &self.client.is_some())
             .field(
                 "reviewer",
                 &self.reviewer.as_ref().map(|r| r.name().to_string()),

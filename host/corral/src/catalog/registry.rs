@@ -117,6 +117,26 @@ impl Tool {
         }
     }
 
+    /// What the tool's guest may ask its MCP client (its plugin's
+    /// `[client]`); nothing for a pipeline or a built-in.
+    pub fn client_grants(&self) -> corral_sandbox::ClientGrants {
+        self.plugin()
+            .map(|plugin| plugin.policy().client)
+            .unwrap_or_default()
+    }
+
+    /// Whether the tool cannot work without its client's sampling (its
+    /// plugin's `[client] sampling.required_by` names it): an MCP client
+    /// that cannot sample is refused before the call.
+    pub fn requires_sampling(&self) -> bool {
+        self.plugin().is_some_and(|plugin| {
+            plugin
+                .policy()
+                .sampling_required_by
+                .contains(self.guest_name())
+        })
+    }
+
     /// Whether running a call of the tool again, after a run that was cut
     /// short, repeats nothing that matters: the tool is idempotent (its
     /// metadata), or it cannot change anything outside its sandbox

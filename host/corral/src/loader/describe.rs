@@ -27,6 +27,7 @@ pub(super) async fn describe(
         // No approval hook: a `describe` that asks for approval gets a
         // configuration error and exit-early.
         approval: None,
+        client: None,
         tools: None,
         // Nothing is granted, so no request gets as far as a lookup.
         resolver: Arc::new(sandbox::SystemResolver),

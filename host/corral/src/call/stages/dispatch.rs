@@ -131,6 +131,19 @@ impl DispatchShared {
             script: invocation.options.script.clone(),
             review_pause: invocation.options.review_pause.clone(),
         });
+        let client = invocation.options.client.clone().map(|client| {
+            let (plugin, plugin_sha256) = tool.provider_identity();
+            Arc::new(crate::call::client::ToolClient {
+                client,
+                asking: crate::call::client::Asking {
+                    tool: name.to_string(),
+                    plugin: plugin.to_string(),
+                    plugin_sha256: plugin_sha256.to_string(),
+                    timeout: self.gate.timeout,
+                },
+                review_pause: invocation.options.review_pause.clone(),
+            }) as Arc<dyn corral_sandbox::ClientHook>
+        });
         let tool_name = tool.state().name();
         let leaks = corral_sandbox::Leaks::new(
             plugin.grants().redactor.clone(),
@@ -145,6 +158,7 @@ impl DispatchShared {
             tool: tool_name,
             grants: plugin.grants(),
             approval: Some(hook),
+            client,
             tools: None,
             resolver: self.resolver.clone(),
             progress: invocation.options.progress.clone(),

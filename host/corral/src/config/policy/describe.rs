@@ -159,6 +159,24 @@ impl Policy {
         for (tool, mode) in &self.tasks.tools {
             lines.push(format!("MCP calls of `{tool}`: {}", words(*mode)));
         }
+        if self.client.elicitation {
+            lines.push("may ask the person at the MCP client for input (elicitation)".into());
+        }
+        if let Some(sampling) = self.client.sampling {
+            lines.push(format!(
+                "may ask the MCP client's model (sampling): at most {} tokens a request, \
+                 {} requests a call",
+                sampling.max_tokens, sampling.calls_per_call,
+            ));
+        }
+        for tool in &self.sampling_required_by {
+            lines.push(format!(
+                "tool `{tool}` needs sampling: MCP clients that cannot sample are refused"
+            ));
+        }
+        if self.client.roots {
+            lines.push("may learn the MCP client's workspace roots".into());
+        }
         if !self.any_component {
             lines.push("any-component mode off: loads only if it targets corral's world".into());
         }

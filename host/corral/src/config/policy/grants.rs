@@ -75,5 +75,6 @@ pub(crate) fn grants(
         http_private: policy.http_private,
         http_credentials: injected.into(),
         redactor: Redactor::new(&used.into_iter().collect::<Vec<_>>()),
+        client: policy.client,
     })
 }

@@ -72,6 +72,11 @@
 //! [tasks]                        # MCP clients with the Tasks extension (SEP-2663)
 //! mode = "when_slow"             # required, always, when_slow (the default) or never
 //! tools = { render_report = "always" }
+//!
+//! [client]                       # what the guest may ask the MCP client (WIT 0.3.0)
+//! elicitation = true             # elicit: ask the person
+//! sampling = { max_tokens = 500, calls_per_call = 2 }  # sample: ask the client's model
+//! roots = true                   # roots: the client's workspace roots
 //! ```
 //!
 //! Tool names in `approval`, `presentation`, `one_shot`, `resilience` and
@@ -84,6 +89,7 @@
 //! ([`HostBuilder::max_limits`](crate::HostBuilder::max_limits)) keep the plugin
 //! from loading.
 
+mod client;
 mod credentials;
 mod describe;
 mod grants;
@@ -100,6 +106,7 @@ use serde::Serialize;
 
 use crate::config::caps::DescribeOverrides;
 use crate::config::context::ContextPolicy;
+pub use client::{MAX_SAMPLING_CALLS, MAX_SAMPLING_TOKENS};
 use corral_sandbox::LimitOverrides;
 pub use corral_sandbox::{DirGrant, EnvGrant, HostPattern};
 pub use credentials::{Credential, ValuePart};
@@ -241,6 +248,12 @@ pub struct Policy {
     pub metadata: BTreeMap<String, MetadataOverride>,
     /// When a call becomes an MCP task (`[tasks]`; default `when_slow`).
     pub tasks: TaskPolicy,
+    /// What the guest may ask the MCP client (`[client]`; nothing by
+    /// default).
+    pub client: corral_sandbox::ClientGrants,
+    /// The plugin's tools that cannot work without sampling
+    /// (`[client] sampling.required_by`).
+    pub sampling_required_by: BTreeSet<String>,
 }
 
 /// `[metadata.<tool>]` of a policy: each field set replaces the tool's own.
@@ -305,6 +318,8 @@ impl Policy {
             any_component: true,
             metadata: BTreeMap::new(),
             tasks: TaskPolicy::default(),
+            client: corral_sandbox::ClientGrants::default(),
+            sampling_required_by: BTreeSet::new(),
             resilience: Default::default(),
         }
     }
@@ -418,6 +433,7 @@ impl Policy {
         policy.any_component = raw.any_component.unwrap_or(true);
         sections::metadata(raw.metadata.unwrap_or_default(), &mut policy, &at)?;
         policy.tasks = raw.tasks.unwrap_or_default();
+        (policy.client, policy.sampling_required_by) = client::grants(raw.client, &at)?;
         Ok(policy)
     }
 
@@ -453,6 +469,11 @@ impl Policy {
             .chain(self.one_shot.keys().map(|n| ("one_shot", n.as_str())))
             .chain(self.metadata.keys().map(|n| ("metadata", n.as_str())))
             .chain(self.tasks.tools.keys().map(|n| ("tasks.tools", n.as_str())))
+            .chain(
+                self.sampling_required_by
+                    .iter()
+                    .map(|n| ("client.sampling.required_by", n.as_str())),
+            )
             .chain(
                 self.resilience
                     .tools

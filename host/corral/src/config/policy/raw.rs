@@ -26,6 +26,7 @@ pub(super) struct RawPolicy {
     pub(super) any_component: Option<bool>,
     pub(super) metadata: Option<BTreeMap<String, RawMetadata>>,
     pub(super) tasks: Option<super::TaskPolicy>,
+    pub(super) client: Option<super::client::RawClient>,
 }
 
 /// `[integrity]`: who must have signed the plugin.

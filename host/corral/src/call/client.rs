@@ -1,0 +1,98 @@
+//! Who answers a guest's requests to its client (WIT 0.3.0
+//! `corral:tool/client`: `elicit`, `sample`, `roots`): a
+//! [`ClientRequests`] the caller puts in
+//! [`CallOptions::client`](crate::CallOptions::client), the MCP server's
+//! for the client that made the call. The sibling of
+//! [`Reviewer`](crate::Reviewer): a reviewer decides approvals, this
+//! answers questions.
+//!
+//! The sandbox has checked the plugin's `[client]` grants and limits and
+//! paused the call's deadline; here the wait is bounded by the host's
+//! review timeout (`--review-timeout-ms`, 120 s by default), a script's
+//! deadline is paused too, and an elicitation's answer is checked against
+//! the schema the guest asked with before the guest sees it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use corral_sandbox::{
+    ClientAnswer, ClientFuture, ClientHook, ClientRefusal, ClientRequest, Elicitation, ReviewPause,
+};
+
+/// Which call asks: what an answerer may show beside the request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Asking {
+    /// The tool, by the name clients see.
+    pub tool: String,
+    /// Its plugin (file stem).
+    pub plugin: String,
+    /// Lowercase hex sha256 of the plugin's component.
+    pub plugin_sha256: String,
+    /// How long the answer may take before the guest gets `failed`.
+    pub timeout: Duration,
+}
+
+/// Answers the client requests of the calls it is given to
+/// ([`CallOptions::with_client`](crate::CallOptions::with_client)).
+///
+/// Return [`ClientRefusal::Unsupported`] for a request kind the client
+/// cannot answer (it did not declare the MCP capability), and
+/// [`ClientRefusal::Failed`] when asking failed; the guest gets the text.
+pub trait ClientRequests: Send + Sync {
+    /// Answers `request` of the call `asking` describes.
+    fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a>;
+}
+
+/// The per-call [`ClientHook`]: the caller's [`ClientRequests`] under the
+/// review timeout, with a script's deadline paused and elicitation answers
+/// checked.
+pub(crate) struct ToolClient {
+    pub client: Arc<dyn ClientRequests>,
+    pub asking: Asking,
+    pub review_pause: Option<ReviewPause>,
+}
+
+impl ClientHook for ToolClient {
+    fn ask(&self, request: ClientRequest) -> ClientFuture<'_> {
+        Box::pin(async move {
+            let schema = match &request {
+                ClientRequest::Elicit { schema, .. } => Some(schema.clone()),
+                _ => None,
+            };
+            self.review_pause.as_ref().inspect(|p| p.pause());
+            let answer =
+                tokio::time::timeout(self.asking.timeout, self.client.ask(&self.asking, request))
+                    .await;
+            self.review_pause.as_ref().inspect(|p| p.resume());
+            let answer = answer.map_err(|_| {
+                ClientRefusal::Failed(format!(
+                    "no answer within {} s",
+                    self.asking.timeout.as_secs()
+                ))
+            })??;
+            if let (Some(schema), ClientAnswer::Elicited(Elicitation::Accept(answers))) =
+                (schema, &answer)
+            {
+                check_answers(&schema, answers)?;
+            }
+            Ok(answer)
+        })
+    }
+}
+
+/// The person's answers against the schema the guest asked with.
+fn check_answers(
+    schema: &serde_json::Value,
+    answers: &serde_json::Value,
+) -> Result<(), ClientRefusal> {
+    let validator = jsonschema::validator_for(schema).map_err(|err| {
+        ClientRefusal::Failed(format!("the requested schema does not compile: {err}"))
+    })?;
+    crate::model::schema::problems(&validator, answers).map_err(|problems| {
+        ClientRefusal::Failed(format!(
+            "the answers do not fit the requested schema: {}",
+            problems.join("; ")
+        ))
+    })
+}

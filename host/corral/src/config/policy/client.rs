@@ -1,0 +1,103 @@
+//! `[client]` of a policy: what the plugin's guest may ask the MCP client
+//! that made a call (WIT 0.3.0 `corral:tool/client`). Deny by default: a
+//! policy without the section grants nothing, and a request without its
+//! grant gets `denied`.
+//!
+//! ```toml
+//! [client]
+//! elicitation = true                                   # elicit: ask the person
+//! sampling = { max_tokens = 500, calls_per_call = 2 }  # sample: ask the client's model
+//! roots = true                                         # roots: the client's workspace roots
+//! ```
+//!
+//! `sampling.required_by = ["tool"]` names the plugin's tools that cannot
+//! work without sampling: an MCP client that does not declare the
+//! capability is refused before their calls (`MissingRequiredClientCapability`,
+//! -32021).
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use corral_sandbox::{ClientGrants, SamplingGrant};
+
+use super::PolicyError;
+
+/// Makes the error at a span of the file (the caller's, with the line).
+type At<'a> = &'a dyn Fn(std::ops::Range<usize>, String) -> PolicyError;
+
+/// The most tokens `sampling.max_tokens` may allow per request: 100 000.
+pub const MAX_SAMPLING_TOKENS: u32 = 100_000;
+/// The most requests `sampling.calls_per_call` may allow per call: 100.
+pub const MAX_SAMPLING_CALLS: u32 = 100;
+
+/// `[client]` as TOML gives it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawClient {
+    #[serde(default)]
+    elicitation: bool,
+    sampling: Option<Spanned<RawSampling>>,
+    #[serde(default)]
+    roots: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSampling {
+    max_tokens: u32,
+    calls_per_call: u32,
+    #[serde(default)]
+    required_by: BTreeSet<String>,
+}
+
+/// The grants of `[client]`, and the tools that require sampling.
+///
+/// # Errors
+/// `sampling.max_tokens` outside 1..=[`MAX_SAMPLING_TOKENS`], or
+/// `sampling.calls_per_call` outside 1..=[`MAX_SAMPLING_CALLS`], with the
+/// line.
+pub(super) fn grants(
+    raw: Option<RawClient>,
+    at: At<'_>,
+) -> Result<(ClientGrants, BTreeSet<String>), PolicyError> {
+    let Some(raw) = raw else {
+        return Ok((ClientGrants::default(), BTreeSet::new()));
+    };
+    let mut required_by = BTreeSet::new();
+    let sampling = match raw.sampling {
+        None => None,
+        Some(spanned) => {
+            let span = spanned.span();
+            let sampling = spanned.into_inner();
+            let within = |value: u32, most: u32, key: &str| {
+                if (1..=most).contains(&value) {
+                    Ok(())
+                } else {
+                    Err(at(
+                        span.clone(),
+                        format!(
+                            "[client] sampling.{key} must be between 1 and {most}, not {value}"
+                        ),
+                    ))
+                }
+            };
+            within(sampling.max_tokens, MAX_SAMPLING_TOKENS, "max_tokens")?;
+            within(
+                sampling.calls_per_call,
+                MAX_SAMPLING_CALLS,
+                "calls_per_call",
+            )?;
+            required_by = sampling.required_by;
+            Some(SamplingGrant::new(
+                sampling.max_tokens,
+                sampling.calls_per_call,
+            ))
+        }
+    };
+    Ok((
+        ClientGrants::new(raw.elicitation, sampling, raw.roots),
+        required_by,
+    ))
+}

@@ -1,0 +1,167 @@
+//! A guest's requests to its MCP client (WIT 0.3.0 `elicit`, `sample`,
+//! `roots`) over stdio, from a session-based client that answers the
+//! server's `sampling/createMessage`, `elicitation/create` and `roots/list`
+//! itself: the answers reach the guest, the person's answers are checked
+//! against the form, the plugin's words are framed and the sampling request
+//! carries the warning; without the grant, past the policy's limits, or to
+//! a client without the capability, the guest gets a clear error, and a
+//! tool that needs sampling refuses such a client before the call.
+
+use serde_json::{Value, json};
+
+use super::{Stdio_, text};
+use crate::support::{REFERENCE_TOOLS, plugin_dir_with_policies};
+
+const GRANTS: &str = "version = 1\n[client]\nelicitation = true\nroots = true\n\
+                      sampling = { max_tokens = 100, calls_per_call = 1, \
+                      required_by = [\"test_missing_capability\"] }\n";
+
+/// A server over the reference tools under `policy`, its client
+/// initialized with `capabilities`.
+fn server(policy: &str, capabilities: Value) -> (tempfile::TempDir, Stdio_) {
+    let dir = plugin_dir_with_policies(&[(REFERENCE_TOOLS, Some(policy))]);
+    let mut mcp = Stdio_::start(dir.path(), &["--no-watch"]);
+    mcp.initialize(capabilities);
+    (dir, mcp)
+}
+
+/// Starts `tools/call` `id` of `tool`, answers the server's request of
+/// `method` with `answer`, and returns that request and the call's response.
+fn call_answering(
+    mcp: &mut Stdio_,
+    id: u64,
+    tool: &str,
+    arguments: Value,
+    method: &str,
+    answer: Value,
+) -> (Value, Value) {
+    mcp.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": tool, "arguments": arguments}}));
+    let request = mcp.wait_for(method, |m| m["method"] == method && m.get("id").is_some());
+    mcp.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": answer}));
+    (request, mcp.response(id))
+}
+
+#[test]
+fn a_session_client_answers_sampling_elicitation_and_roots() {
+    let caps = json!({"elicitation": {}, "sampling": {}, "roots": {}});
+    let (_dir, mut mcp) = server(GRANTS, caps);
+
+    let (request, response) = call_answering(
+        &mut mcp,
+        1,
+        "test_sampling",
+        json!({"prompt": "What is 2+2?"}),
+        "sampling/createMessage",
+        json!({"role": "assistant", "content": {"type": "text", "text": "4"},
+               "model": "test-model", "stopReason": "endTurn"}),
+    );
+    let params = &request["params"];
+    assert_eq!(
+        params["messages"][0]["content"]["text"], "What is 2+2?",
+        "{request}"
+    );
+    assert_eq!(params["maxTokens"], 100);
+    assert!(
+        params["_meta"]["corral/warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("plugin")),
+        "{request}"
+    );
+    assert_eq!(text(&response), "LLM response: 4");
+
+    let (request, response) = call_answering(
+        &mut mcp,
+        2,
+        "test_elicitation",
+        json!({"message": "Who are you?\u{1b}[2J"}),
+        "elicitation/create",
+        json!({"action": "accept", "content": {"name": "Ada"}}),
+    );
+    let message = request["params"]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("The tool `test_elicitation` (plugin `fixture_reference_tools`) asks:"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Who are you?") && !message.contains('\u{1b}'),
+        "{message}"
+    );
+    assert_eq!(
+        request["params"]["requestedSchema"]["properties"]["name"]["type"],
+        "string"
+    );
+    assert_eq!(text(&response), "Hello, Ada!");
+
+    let (_, response) = call_answering(
+        &mut mcp,
+        3,
+        "test_elicitation",
+        json!({"message": "Who?"}),
+        "elicitation/create",
+        json!({"action": "decline"}),
+    );
+    assert_eq!(text(&response), "The user declined.");
+
+    // An answer that does not fit the form never reaches the guest.
+    let (_, response) = call_answering(
+        &mut mcp,
+        4,
+        "test_elicitation",
+        json!({"message": "Who?"}),
+        "elicitation/create",
+        json!({"action": "accept", "content": {"name": 5}}),
+    );
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert!(
+        text(&response).contains("do not fit the requested schema"),
+        "{response}"
+    );
+
+    let (_, response) = call_answering(
+        &mut mcp,
+        5,
+        "test_list_roots",
+        json!({}),
+        "roots/list",
+        json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
+    );
+    assert_eq!(text(&response), "roots: file:///work");
+}
+
+#[test]
+fn without_a_grant_a_capability_or_budget_the_guest_is_told_why() {
+    // No `[client]`: denied, naming the grant to add.
+    let caps = json!({"elicitation": {}, "sampling": {}, "roots": {}});
+    let (_dir, mut mcp) = server("version = 1\n", caps.clone());
+    let response = mcp.call(1, "test_list_roots", json!({}));
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert!(
+        text(&response).contains("grants no `roots = true`"),
+        "{response}"
+    );
+
+    // Past the policy's tokens per request: over budget, asked of no one.
+    let small = "version = 1\n[client]\nsampling = { max_tokens = 50, calls_per_call = 1 }\n";
+    let (_dir, mut mcp) = server(small, caps);
+    let response = mcp.call(2, "test_sampling", json!({"prompt": "hi"}));
+    assert!(
+        text(&response).contains("100 tokens asked; the policy allows at most 50"),
+        "{response}"
+    );
+
+    // A client that declared no capability: unsupported, naming it; a tool
+    // that needs sampling is refused before it runs (-32021).
+    let (_dir, mut mcp) = server(GRANTS, json!({}));
+    let response = mcp.call(3, "test_elicitation", json!({"message": "Who?"}));
+    assert!(
+        text(&response).contains("did not declare the `elicitation` capability"),
+        "{response}"
+    );
+    let refused = mcp.call(4, "test_missing_capability", json!({}));
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert!(
+        refused["error"]["data"]["requiredCapabilities"]["sampling"].is_object(),
+        "{refused}"
+    );
+}
