@@ -217,6 +217,27 @@ async fn the_chart_sample_draws_a_png_of_the_size_asked_and_returns_its_data() {
     // The data is the structured part, which plans reference.
     let data = out.json().expect("json");
     assert_eq!(data["bars"][1], json!({"label": "b", "value": -1.5}));
+    // A pipeline ending in the chart returns its parts too.
+    let pipelines = json!({"version": 1, "pipelines": [{
+        "name": "chart_of_two",
+        "description": "Chart two numbers.",
+        "parameters": {"type": "object", "properties": {"a": {"type": "number"}}},
+        "error_strategy": "fail_fast",
+        "steps": [{"tool": "bar_chart", "arguments": {"title": "Two", "labels": ["a", "b"],
+                   "values": ["$ref:input.a", 2], "width": 64, "height": 64}}]
+    }]});
+    std::fs::write(dir.path().join("pipelines.json"), pipelines.to_string()).expect("write");
+    let host = crate::support::host(dir.path()).await;
+    let piped = host
+        .call("chart_of_two", r#"{"a": 1}"#, &CallOptions::default())
+        .await
+        .expect("pipeline");
+    assert!(
+        matches!(&piped.parts[..], [_, p, _] if matches!(&p.content, PartContent::Image(_))),
+        "{:?}",
+        piped.parts
+    );
+    assert_eq!(piped.json().expect("json")["bars"][0]["value"], 1.0);
     // Bad input is the caller's to fix, named.
     let err = host
         .call(

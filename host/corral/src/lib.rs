@@ -40,7 +40,7 @@ mod model;
 #[cfg(test)]
 mod proptests;
 
-pub use call::approval::console::ConsoleReviewer;
+pub use call::approval::console::{ConsoleClient, ConsoleReviewer};
 pub use call::approval::rules::{RULES_VERSION, RulesError, RulesReviewer};
 pub use call::approval::standing::{StandingApprovals, StandingError};
 pub use call::approval::{

@@ -1,6 +1,6 @@
 //! The console reviewer through a real pseudo-terminal: prompts from
 //! concurrent calls never interleave, and no terminal is a configuration
-//! error.
+//! error; and the console answering a guest's elicitation field by field.
 
 use std::io::{Read as _, Write as _};
 use std::os::fd::{AsFd as _, OwnedFd};
@@ -252,4 +252,62 @@ async fn a_guest_cannot_rewrite_the_prompt() {
         .expect("rule");
     let tool = transcript.find("tool:      ask\n").expect("host line");
     assert!(said < rule && rule < tool, "{transcript}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guests_question_is_answered_at_the_console_field_by_field() {
+    use crate::support::{REFERENCE_TOOLS, plugin_dir_with_policies};
+    let policy = "version = 1\n[client]\nelicitation = true\n\
+                  sampling = { max_tokens = 100, calls_per_call = 1 }\n";
+    let dir = plugin_dir_with_policies(&[(REFERENCE_TOOLS, Some(policy))]);
+    let mut pty = Pty::open();
+    let host = builder(dir.path()).build().await.expect("host");
+    let options = CallOptions::default().with_client(std::sync::Arc::new(
+        corral::ConsoleClient::with_tty(&pty.slave_path),
+    ));
+    let ask = |message: &str| {
+        let (host, options) = (host.clone(), options.clone());
+        let args = json!({"message": message}).to_string();
+        tokio::spawn(async move { host.call("test_elicitation", &args, &options).await })
+    };
+    let first = ask("Who are you?\u{1b}[2J");
+    let person = tokio::task::spawn_blocking(move || {
+        pty.read_until("name (string, required) Your name.: ", 1);
+        pty.type_line("");
+        pty.read_until("Please give string.", 1);
+        pty.type_line("Ada");
+        pty.read_until("answered", 1);
+        pty
+    });
+    let mut pty = person.await.expect("terminal");
+    let out = first.await.expect("task").expect("answered");
+    assert_eq!(out.json().expect("json"), "Hello, Ada!");
+    assert!(
+        pty.transcript
+            .contains("the plugin `fixture_reference_tools` (tool `test_elicitation`) says:")
+            && pty.transcript.contains("Who are you?\\u{1b}[2J")
+            && !pty.transcript.contains('\u{1b}'),
+        "{}",
+        pty.transcript
+    );
+    let second = ask("Again?");
+    // The field was asked twice in the first exchange; this is the third.
+    let declined = tokio::task::spawn_blocking(move || {
+        pty.read_until("name (string, required)", 3);
+        pty.type_line("!decline");
+        pty
+    });
+    let pty = declined.await.expect("terminal");
+    let out = second.await.expect("task").expect("declined");
+    drop(pty);
+    assert_eq!(out.json().expect("json"), "The user declined.");
+    // A terminal has no model: sampling is refused, saying what works.
+    let err = host
+        .call("test_sampling", r#"{"prompt": "hi"}"#, &options)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("needs an MCP client's model"),
+        "{err}"
+    );
 }

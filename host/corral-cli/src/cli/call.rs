@@ -40,6 +40,11 @@ pub struct CallCmd {
     /// directory, as `<tool>-<part>.<ext>` (WIT 0.3.0 tools)
     #[arg(long, value_name = "DIR")]
     out: Option<std::path::PathBuf>,
+    /// Who answers the tool's questions to its user (WIT 0.3.0 `elicit`, as
+    /// its policy's `[client] elicitation` allows): `console` asks at the
+    /// terminal. Without it the tool is told no one can answer
+    #[arg(long, value_name = "WHO", value_parser = ["console"])]
+    elicit: Option<String>,
 }
 
 impl CallCmd {
@@ -64,7 +69,10 @@ impl CallCmd {
         let host = global
             .host_with(|b| self.gates.configure(b, &global.replica_id()))
             .await?;
-        let options = CallOptions::default().with_context(self.gates.call_context());
+        let mut options = CallOptions::default().with_context(self.gates.call_context());
+        if self.elicit.is_some() {
+            options = options.with_client(std::sync::Arc::new(corral::ConsoleClient::new()));
+        }
         let result = host.call(&self.tool, &arguments, &options).await;
         if let Some(err) = result
             .as_ref()

@@ -1,4 +1,5 @@
-//! A reviewer that asks the person at the terminal.
+//! A reviewer, and an answerer of a guest's elicitations
+//! ([`ConsoleClient`]), that ask the person at the terminal.
 //!
 //! It talks to the controlling terminal (`/dev/tty`), not to stdin/stdout, so
 //! it still works when those carry a protocol (MCP over stdio) or a pipe.
@@ -255,4 +256,177 @@ fn prompt(
             _ => term.say("Please answer y, n, a or e.\n").map_err(io)?,
         }
     }
+}
+
+/// Answers a guest's `elicit` at the terminal (`corral call --elicit
+/// console`), with the same terminal rules and lock as
+/// [`ConsoleReviewer`]: the plugin's message quoted line by line and
+/// escaped, then one prompt per field of its form (typed: integer, number,
+/// boolean, string, or one of an enum's values; an empty line skips a field
+/// that is not required). `!decline` or `!cancel` at any prompt answers so;
+/// a closed terminal, or no answer within the request's timeout, cancels.
+/// Sampling and roots are refused as `unsupported`: a terminal has no
+/// model and no workspace roots.
+#[derive(Debug, Clone)]
+pub struct ConsoleClient {
+    tty: PathBuf,
+}
+
+impl Default for ConsoleClient {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ConsoleClient {
+    /// Prompts on the controlling terminal, `/dev/tty`.
+    pub fn new() -> Self {
+        Self::with_tty("/dev/tty")
+    }
+
+    /// Prompts on the terminal device at `path`.
+    pub fn with_tty(path: impl Into<PathBuf>) -> Self {
+        Self { tty: path.into() }
+    }
+}
+
+impl crate::call::client::ClientRequests for ConsoleClient {
+    fn ask<'a>(
+        &'a self,
+        asking: &'a crate::call::client::Asking,
+        request: corral_sandbox::ClientRequest,
+    ) -> corral_sandbox::ClientFuture<'a> {
+        use corral_sandbox::{ClientAnswer, ClientRefusal, ClientRequest};
+        Box::pin(async move {
+            let (message, schema) = match request {
+                ClientRequest::Elicit { message, schema } => (message, schema),
+                ClientRequest::Sample { .. } => {
+                    return Err(ClientRefusal::Unsupported(
+                        "sampling needs an MCP client's model, which `corral call` has not; \
+                         serve the tool (`corral serve`) to a client that samples"
+                            .into(),
+                    ));
+                }
+                _ => {
+                    return Err(ClientRefusal::Unsupported(
+                        "a terminal has no workspace roots; serve the tool to an MCP client \
+                         that has them"
+                            .into(),
+                    ));
+                }
+            };
+            let tty = self.tty.clone();
+            let asking = asking.clone();
+            tokio::task::spawn_blocking(move || {
+                let _turn = CONSOLE
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let deadline = Instant::now() + asking.timeout;
+                elicit(&tty, &asking, &message, &schema, deadline)
+            })
+            .await
+            .map_err(|err| ClientRefusal::Failed(format!("the prompt thread failed: {err}")))?
+            .map(ClientAnswer::Elicited)
+        })
+    }
+}
+
+/// The exchange of one elicitation at the terminal.
+fn elicit(
+    tty: &std::path::Path,
+    asking: &crate::call::client::Asking,
+    message: &str,
+    schema: &serde_json::Value,
+    deadline: Instant,
+) -> Result<corral_sandbox::Elicitation, corral_sandbox::ClientRefusal> {
+    use corral_sandbox::{ClientRefusal, Elicitation};
+    use serde_json::Value;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(tty)
+        .map_err(|err| {
+            ClientRefusal::Unsupported(format!(
+                "cannot open the terminal {}: {err}; run from a terminal",
+                tty.display()
+            ))
+        })?;
+    let mut term = Terminal { file, deadline };
+    let io =
+        |err: std::io::Error| ClientRefusal::Failed(format!("terminal {}: {err}", tty.display()));
+    let quoted: Vec<String> = corral_names::text::escape(message)
+        .lines()
+        .map(|line| format!("  │ {line}"))
+        .collect();
+    term.say(&format!(
+        "\n── corral: a tool asks for input ──\nthe plugin `{}` (tool `{}`) says:\n{}\n\
+         (answer each field; `!decline` or `!cancel` at any prompt)\n",
+        asking.plugin,
+        asking.tool,
+        quoted.join("\n")
+    ))
+    .map_err(io)?;
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut answers = serde_json::Map::new();
+    let empty = serde_json::Map::new();
+    let properties = schema["properties"].as_object().unwrap_or(&empty);
+    for (name, property) in properties {
+        let kind = property["type"].as_str().unwrap_or("string");
+        let needed = required.contains(&name.as_str());
+        let choices: Vec<&str> = property["enum"]
+            .as_array()
+            .map(|c| c.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let about = property["description"]
+            .as_str()
+            .map(|d| format!(" {}", corral_names::text::escape(d)))
+            .unwrap_or_default();
+        let hint = if choices.is_empty() {
+            kind.to_string()
+        } else {
+            format!("one of {}", choices.join(", "))
+        };
+        loop {
+            term.say(&format!(
+                "{} ({hint}{}){about}: ",
+                corral_names::text::escape(name),
+                if needed { ", required" } else { "" }
+            ))
+            .map_err(io)?;
+            let text = match term.line().map_err(io)? {
+                Line::Text(text) => text,
+                Line::Closed | Line::TimedOut => return Ok(Elicitation::Cancel),
+            };
+            match text.as_str() {
+                "!decline" => return Ok(Elicitation::Decline),
+                "!cancel" => return Ok(Elicitation::Cancel),
+                "" if !needed => break,
+                _ => {}
+            }
+            let value = match kind {
+                "integer" => text.parse::<i64>().ok().map(Value::from),
+                "number" => text.parse::<f64>().ok().map(Value::from),
+                "boolean" => match text.to_ascii_lowercase().as_str() {
+                    "y" | "yes" | "true" => Some(Value::Bool(true)),
+                    "n" | "no" | "false" => Some(Value::Bool(false)),
+                    _ => None,
+                },
+                _ if !choices.is_empty() && !choices.contains(&text.as_str()) => None,
+                _ if text.is_empty() => None,
+                _ => Some(Value::String(text)),
+            };
+            match value {
+                Some(value) => {
+                    answers.insert(name.clone(), value);
+                    break;
+                }
+                None => term.say(&format!("Please give {hint}.\n")).map_err(io)?,
+            }
+        }
+    }
+    term.say("answered\n").map_err(io)?;
+    Ok(Elicitation::Accept(Value::Object(answers)))
 }

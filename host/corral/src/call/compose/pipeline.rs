@@ -187,8 +187,9 @@ fn step_error(pipeline: &str, index: usize, tool: &str, err: &CallError) -> Call
 
 /// Runs `pipeline` (the tool `name`) on `input`, its steps in order through
 /// `caller`, each a whole call under its own tool's limits. The result is the
-/// last step's output with the pipeline's name, `to_llm`, the whole duration
-/// since `started` and the fuel of every step.
+/// last step's output, its parts included (an image, say), with the
+/// pipeline's name, `to_llm`, the whole duration since `started` and the
+/// fuel of every step.
 ///
 /// # Errors
 /// With `fail_fast`, the first failed step's error, wrapped as
@@ -231,7 +232,6 @@ pub(crate) async fn run(
     })?;
     Ok(CallOutput {
         tool: name.to_string(),
-        parts: Vec::new(),
         // Pipelines are declared to_llm, whatever their last step says.
         return_behavior: ReturnBehavior::ToLlm,
         duration: started.elapsed(),
