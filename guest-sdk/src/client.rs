@@ -1,7 +1,8 @@
 //! Asking the MCP client in the middle of a call (WIT 0.3.0 `client`): the
 //! person ([`elicit`]), the client's model ([`sample`]) and its workspace
-//! roots ([`roots`]). Each needs a grant in the tool's policy (`[client]`);
-//! without it the host answers [`ClientError::Denied`] at once.
+//! roots ([`roots`]), or several of these at once ([`ask`]). Each needs a
+//! grant in the tool's policy (`[client]`); without it the host answers
+//! [`ClientError::Denied`] at once.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -139,7 +140,20 @@ pub struct Sampled {
 /// [`ClientError`]: no grant, over the policy's limits, no client that
 /// samples, or a failed request.
 pub fn sample(messages: &[Message], max_tokens: u32) -> Result<Sampled, ClientError> {
-    let messages: Vec<wit::SamplingMessage> = messages
+    let sampled = wit::sample(&wit_messages(messages), None, max_tokens)?;
+    Ok(sampled_of(sampled))
+}
+
+fn sampled_of(sampled: wit::Sampled) -> Sampled {
+    Sampled {
+        text: sampled.text,
+        model: sampled.model,
+        stop_reason: sampled.stop_reason,
+    }
+}
+
+fn wit_messages(messages: &[Message]) -> Vec<wit::SamplingMessage> {
+    messages
         .iter()
         .map(|m| wit::SamplingMessage {
             role: match m.role {
@@ -148,13 +162,7 @@ pub fn sample(messages: &[Message], max_tokens: u32) -> Result<Sampled, ClientEr
             },
             content: wit::SamplingContent::Text(m.text.clone()),
         })
-        .collect();
-    let sampled = wit::sample(&messages, None, max_tokens)?;
-    Ok(Sampled {
-        text: sampled.text,
-        model: sampled.model,
-        stop_reason: sampled.stop_reason,
-    })
+        .collect()
 }
 
 /// A workspace root of the client.
@@ -171,11 +179,83 @@ pub struct Root {
 /// # Errors
 /// [`ClientError`]: no grant, or no client that has roots.
 pub fn roots() -> Result<Vec<Root>, ClientError> {
-    Ok(wit::roots()?
+    Ok(roots_of(wit::roots()?))
+}
+
+fn roots_of(roots: Vec<wit::Root>) -> Vec<Root> {
+    roots
         .into_iter()
         .map(|r| Root {
             uri: r.uri,
             name: r.name,
         })
-        .collect())
+        .collect()
+}
+
+/// One of several requests asked at once with [`ask`].
+#[derive(Debug, Clone)]
+pub struct Request(wit::Request);
+
+impl Request {
+    /// As [`elicit`]: the fields of `T`, with `message`.
+    pub fn elicit<T: schemars::JsonSchema>(message: &str) -> Self {
+        Self(wit::Request::Elicit(wit::ElicitRequest {
+            message: message.to_owned(),
+            requested_schema: crate::__private::schema_of::<T>(),
+        }))
+    }
+
+    /// As [`sample`].
+    pub fn sample(messages: &[Message], max_tokens: u32) -> Self {
+        Self(wit::Request::Sample(wit::SampleRequest {
+            messages: wit_messages(messages),
+            preferences: None,
+            max_tokens,
+        }))
+    }
+
+    /// As [`roots`].
+    pub fn roots() -> Self {
+        Self(wit::Request::Roots)
+    }
+}
+
+/// The answer to one request of [`ask`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// To [`Request::elicit`]: the answers as JSON (decode them with
+    /// `serde_json::from_value`).
+    Elicited(Elicited<serde_json::Value>),
+    /// To [`Request::sample`].
+    Sampled(Sampled),
+    /// To [`Request::roots`].
+    Roots(Vec<Root>),
+}
+
+/// Asks several requests at once (at most 8): a session-based client gets
+/// them together, a stateless one in one round. An answer per request, in
+/// order; each is checked against the policy on its own.
+pub fn ask(requests: Vec<Request>) -> Vec<Result<Answer, ClientError>> {
+    let requests: Vec<wit::Request> = requests.into_iter().map(|r| r.0).collect();
+    wit::ask(&requests)
+        .into_iter()
+        .map(|answer| {
+            Ok(match answer? {
+                wit::Answer::Elicited(wit::ElicitAnswer::Accept(json)) => {
+                    let value = serde_json::from_str(&json).map_err(|err| {
+                        ClientError::Failed(format!("the answer is not JSON: {err}"))
+                    })?;
+                    Answer::Elicited(Elicited::Accept(value))
+                }
+                wit::Answer::Elicited(wit::ElicitAnswer::Decline) => {
+                    Answer::Elicited(Elicited::Decline)
+                }
+                wit::Answer::Elicited(wit::ElicitAnswer::Cancel) => {
+                    Answer::Elicited(Elicited::Cancel)
+                }
+                wit::Answer::Sampled(sampled) => Answer::Sampled(sampled_of(sampled)),
+                wit::Answer::Roots(roots) => Answer::Roots(roots_of(roots)),
+            })
+        })
+        .collect()
 }

@@ -95,7 +95,9 @@ use __bindings::corral::tool::{host, types as wit};
 mod client;
 mod output;
 
-pub use client::{ClientError, Elicited, Message, Root, Sampled, elicit, roots, sample};
+pub use client::{
+    Answer, ClientError, Elicited, Message, Request, Root, Sampled, ask, elicit, roots, sample,
+};
 pub use output::{Audience, IntoToolOutput, Part, ToolOutput};
 
 /// How long a call of the tool usually takes (WIT `latency-hint`). A hint for

@@ -76,6 +76,20 @@ fn framed(asking: &Asking, message: &str) -> String {
 }
 
 impl ClientRequests for SessionClient {
+    /// Several requests at once go out together: each its own server
+    /// request on the session, answered in any order.
+    fn ask_all<'a>(
+        &'a self,
+        asking: &'a Asking,
+        requests: Vec<ClientRequest>,
+    ) -> corral::ClientFutures<'a> {
+        Box::pin(futures_util::future::join_all(
+            requests
+                .into_iter()
+                .map(|request| self.ask(asking, request)),
+        ))
+    }
+
     fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a> {
         Box::pin(async move {
             let failed = |what: &str, err: &dyn std::fmt::Display| {

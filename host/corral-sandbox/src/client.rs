@@ -229,12 +229,29 @@ pub enum ClientRefusal {
 pub type ClientFuture<'a> =
     Pin<Box<dyn Future<Output = Result<ClientAnswer, ClientRefusal>> + Send + 'a>>;
 
+/// The future of [`ClientHook::ask_all`]: an answer per request, in order.
+pub type ClientFutures<'a> =
+    Pin<Box<dyn Future<Output = Vec<Result<ClientAnswer, ClientRefusal>>> + Send + 'a>>;
+
 /// Answers one call's client requests (installed per call by the library).
 /// The call's wall-clock budget is paused while it runs; the grants and
 /// limits were checked before.
 pub trait ClientHook: Send + Sync {
     /// Answers `request`.
     fn ask(&self, request: ClientRequest) -> ClientFuture<'_>;
+
+    /// Answers several requests asked at once (WIT `ask`), an answer per
+    /// request in order. The default asks them one after another; a hook
+    /// whose client takes several at once overrides it.
+    fn ask_all(&self, requests: Vec<ClientRequest>) -> ClientFutures<'_> {
+        Box::pin(async move {
+            let mut answers = Vec::with_capacity(requests.len());
+            for request in requests {
+                answers.push(self.ask(request).await);
+            }
+            answers
+        })
+    }
 }
 
 /// Why an elicitation schema is refused, or `None` when it is an object

@@ -33,9 +33,9 @@ mod trace;
 
 pub use cache::{CacheOutcome, ComponentCache, compile};
 pub use client::{
-    ClientAnswer, ClientFuture, ClientGrants, ClientHook, ClientRefusal, ClientRequest,
-    Elicitation, ModelPreferences, Root, Sampled, SamplingContent, SamplingGrant, SamplingMessage,
-    elicitation_schema_problem,
+    ClientAnswer, ClientFuture, ClientFutures, ClientGrants, ClientHook, ClientRefusal,
+    ClientRequest, Elicitation, ModelPreferences, Root, Sampled, SamplingContent, SamplingGrant,
+    SamplingMessage, elicitation_schema_problem,
 };
 pub use engine::{EPOCH_TICK, Engine, SCRIPT_INSTANCES};
 pub use error::{CallError, ComponentError};

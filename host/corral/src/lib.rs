@@ -99,8 +99,9 @@ pub use corral_sandbox::{
     effective as effective_limits, internal_range,
 };
 pub use corral_sandbox::{
-    ClientAnswer, ClientFuture, ClientGrants, ClientRefusal, ClientRequest, Elicitation,
-    ModelPreferences, Root as ClientRoot, Sampled, SamplingContent, SamplingGrant, SamplingMessage,
+    ClientAnswer, ClientFuture, ClientFutures, ClientGrants, ClientRefusal, ClientRequest,
+    Elicitation, ModelPreferences, Root as ClientRoot, Sampled, SamplingContent, SamplingGrant,
+    SamplingMessage,
 };
 pub use corral_sandbox::{
     Journal, JournalAnswer, JournalEntry, NOT_DETERMINISTIC, SCRIPT_INSTANCES, ScriptOrigin,

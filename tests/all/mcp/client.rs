@@ -130,6 +130,46 @@ fn a_session_client_answers_sampling_elicitation_and_roots() {
 }
 
 #[test]
+fn several_requests_asked_at_once_are_each_answered() {
+    let caps = json!({"elicitation": {}, "sampling": {}, "roots": {}});
+    let (_dir, mut mcp) = server(GRANTS, caps);
+    mcp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "test_ask_all", "arguments": {}}}));
+    // All three are out before any is answered: they went together.
+    let requests: Vec<serde_json::Value> = (0..3)
+        .map(|_| {
+            mcp.wait_for("a client request", |m| {
+                m.get("id").is_some() && m["method"].as_str().is_some_and(|m| m != "tools/call")
+            })
+        })
+        .collect();
+    let mut asked = Vec::new();
+    for request in requests {
+        let method = request["method"].as_str().expect("method").to_string();
+        let result = match method.as_str() {
+            "elicitation/create" => json!({"action": "accept", "content": {"name": "Ada"}}),
+            "sampling/createMessage" => json!({"role": "assistant",
+                "content": {"type": "text", "text": "4"}, "model": "m"}),
+            "roots/list" => json!({"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}),
+            other => panic!("unexpected request {other}"),
+        };
+        mcp.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}));
+        asked.push(method);
+    }
+    asked.sort();
+    assert_eq!(
+        asked,
+        ["elicitation/create", "roots/list", "sampling/createMessage"]
+    );
+    let response = mcp.response(1);
+    assert_eq!(
+        text(&response),
+        "name \"Ada\"; model 4; 2 roots",
+        "{response}"
+    );
+}
+
+#[test]
 fn without_a_grant_a_capability_or_budget_the_guest_is_told_why() {
     // No `[client]`: denied, naming the grant to add.
     let caps = json!({"elicitation": {}, "sampling": {}, "roots": {}});

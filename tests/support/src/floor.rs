@@ -76,6 +76,20 @@ impl v3::corral::tool::client::Host for FloorState {
             String::new(),
         ))
     }
+
+    async fn ask(
+        &mut self,
+        requests: Vec<v3::corral::tool::client::Request>,
+    ) -> Vec<Result<v3::corral::tool::client::Answer, v3::corral::tool::client::ClientError>> {
+        requests
+            .iter()
+            .map(|_| {
+                Err(v3::corral::tool::client::ClientError::Unsupported(
+                    String::new(),
+                ))
+            })
+            .collect()
+    }
 }
 
 /// The text of a 0.3.0 output: its structured part, else its text parts.

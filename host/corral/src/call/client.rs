@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use corral_sandbox::{
-    ClientAnswer, ClientFuture, ClientHook, ClientRefusal, ClientRequest, Elicitation, ReviewPause,
+    ClientAnswer, ClientFuture, ClientFutures, ClientHook, ClientRefusal, ClientRequest,
+    Elicitation, ReviewPause,
 };
 
 /// Which call asks: what an answerer may show beside the request.
@@ -42,6 +43,23 @@ pub struct Asking {
 pub trait ClientRequests: Send + Sync {
     /// Answers `request` of the call `asking` describes.
     fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a>;
+
+    /// Answers several requests the guest asked at once (WIT `ask`), an
+    /// answer per request in order. The default asks them one after
+    /// another; a client that takes several at once overrides it.
+    fn ask_all<'a>(
+        &'a self,
+        asking: &'a Asking,
+        requests: Vec<ClientRequest>,
+    ) -> ClientFutures<'a> {
+        Box::pin(async move {
+            let mut answers = Vec::with_capacity(requests.len());
+            for request in requests {
+                answers.push(self.ask(asking, request).await);
+            }
+            answers
+        })
+    }
 }
 
 /// The per-call [`ClientHook`]: the caller's [`ClientRequests`] under the
@@ -56,27 +74,50 @@ pub(crate) struct ToolClient {
 impl ClientHook for ToolClient {
     fn ask(&self, request: ClientRequest) -> ClientFuture<'_> {
         Box::pin(async move {
-            let schema = match &request {
-                ClientRequest::Elicit { schema, .. } => Some(schema.clone()),
-                _ => None,
-            };
+            let mut answers = self.ask_all(vec![request]).await;
+            answers
+                .pop()
+                .unwrap_or_else(|| Err(ClientRefusal::Failed("the client gave no answer".into())))
+        })
+    }
+
+    fn ask_all(&self, requests: Vec<ClientRequest>) -> ClientFutures<'_> {
+        Box::pin(async move {
+            let schemas: Vec<Option<serde_json::Value>> = requests
+                .iter()
+                .map(|request| match request {
+                    ClientRequest::Elicit { schema, .. } => Some(schema.clone()),
+                    _ => None,
+                })
+                .collect();
+            let count = requests.len();
             self.review_pause.as_ref().inspect(|p| p.pause());
-            let answer =
-                tokio::time::timeout(self.asking.timeout, self.client.ask(&self.asking, request))
-                    .await;
+            let answers = tokio::time::timeout(
+                self.asking.timeout,
+                self.client.ask_all(&self.asking, requests),
+            )
+            .await;
             self.review_pause.as_ref().inspect(|p| p.resume());
-            let answer = answer.map_err(|_| {
-                ClientRefusal::Failed(format!(
-                    "no answer within {} s",
-                    self.asking.timeout.as_secs()
-                ))
-            })??;
-            if let (Some(schema), ClientAnswer::Elicited(Elicitation::Accept(answers))) =
-                (schema, &answer)
-            {
-                check_answers(&schema, answers)?;
-            }
-            Ok(answer)
+            let Ok(mut answers) = answers else {
+                let late = format!("no answer within {} s", self.asking.timeout.as_secs());
+                return vec![Err(ClientRefusal::Failed(late)); count];
+            };
+            answers.resize_with(count, || {
+                Err(ClientRefusal::Failed("the client gave no answer".into()))
+            });
+            answers
+                .into_iter()
+                .zip(schemas)
+                .map(|(answer, schema)| {
+                    let answer = answer?;
+                    if let (Some(schema), ClientAnswer::Elicited(Elicitation::Accept(answers))) =
+                        (schema, &answer)
+                    {
+                        check_answers(&schema, answers)?;
+                    }
+                    Ok(answer)
+                })
+                .collect()
         })
     }
 }
