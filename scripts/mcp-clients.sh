@@ -91,6 +91,9 @@ check "python mcp 2.3 tasks (SEP-2663) through a client extension: a slow call, 
   "$venv/bin/python" tests/mcp/python_tasks.py "$corral" \
   target/guests/wasm32-wasip2/release/fixture_reference_tools.wasm \
   target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$cache"
+check "python mcp 2.3 guest requests to the client (elicitation, sampling, roots, several at once): callbacks in legacy mode, unsupported for now in the default mode, -32021 for a tool that needs sampling, stdio and HTTP" \
+  "$venv/bin/python" tests/mcp/python_client_requests.py "$corral" \
+  target/guests/wasm32-wasip2/release/fixture_reference_tools.wasm "$cache"
 check "python mcp 2.3 progressive disclosure: facades, unfold, fold, exclusive, both modes, stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_disclosure.py "$corral" plugins "$cache"
 check "python mcp 2.3 any-component tools (Rust and JavaScript builds of one WIT), stdio and HTTP" \

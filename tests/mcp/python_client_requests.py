@@ -1,0 +1,126 @@
+"""A guest's requests to its client (contract 0.3.0 `elicit`, `sample`,
+`roots`, and several at once with `ask`) with the official Python client
+(`mcp` on PyPI) and its callbacks, over stdio and streamable HTTP.
+
+Usage: python_client_requests.py CORRAL_BIN REFERENCE_TOOLS_WASM CACHE_DIR
+
+In `legacy` mode (a session) the server asks in line: the elicitation
+callback sees the plugin's framed message and answers accept, decline or
+cancel; the sampling callback sees the warning in `_meta` and answers; the
+roots callback lists the workspace; all three asked at once are answered.
+In the default mode (2026-07-28, stateless) corral does not ask mid-call
+yet: the tool is told so (`unsupported`), and a tool that needs sampling
+is refused before it runs when the client cannot sample. Exits non-zero on
+the first failed check.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+
+import anyio
+from mcp import Client, MCPError, StdioServerParameters
+from mcp_support import HttpServer, User, is_error, text
+
+CORRAL, REFERENCE, CACHE = sys.argv[1:4]
+
+POLICY = """version = 1
+[client]
+elicitation = true
+roots = true
+sampling = { max_tokens = 100, calls_per_call = 2, required_by = ["test_missing_capability"] }
+"""
+
+
+class Model:
+    """The scripted model behind the sampling callback."""
+
+    def __init__(self):
+        self.asked = []
+
+    async def __call__(self, context, params):
+        from mcp_types import CreateMessageResult, TextContent
+
+        self.asked.append(params)
+        question = params.messages[0].content.text
+        return CreateMessageResult(role="assistant", model="scripted",
+                                   content=TextContent(type="text", text=f"echo {question}"))
+
+
+async def roots(context):
+    from mcp_types import ListRootsResult, Root
+
+    return ListRootsResult(roots=[Root(uri="file:///work/a", name="a")])
+
+
+async def session_checks(client, user, model, label):
+    user.plan(("accept", {"name": "Ada"}))
+    result = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+    assert text(result) == "Hello, Ada!", f"{label}: {result}"
+    asked = user.asked[0].message
+    assert asked.startswith("The tool `test_elicitation` (plugin `reference_tools`) asks:"), asked
+    for action, want in (("decline", "The user declined."), ("cancel", "The user cancelled.")):
+        user.plan((action, None))
+        result = await client.call_tool("test_elicitation", {"message": "Again?"})
+        assert text(result) == want, f"{label} {action}: {result}"
+
+    result = await client.call_tool("test_sampling", {"prompt": "2+2?"})
+    assert text(result) == "LLM response: echo 2+2?", f"{label}: {result}"
+    meta = model.asked[-1].meta
+    warning = (meta.model_dump() if hasattr(meta, "model_dump") else dict(meta or {})).get("corral/warning", "")
+    assert "plugin" in warning, f"{label}: no warning in the sampling request's _meta: {meta!r}"
+
+    result = await client.call_tool("test_list_roots", {})
+    assert text(result) == "roots: file:///work/a", f"{label}: {result}"
+
+    user.plan(("accept", {"name": "Bo"}))
+    result = await client.call_tool("test_ask_all", {})
+    assert text(result) == 'name "Bo"; model echo What is 2+2?; 1 roots', f"{label}: {result}"
+
+
+async def stateless_checks(client, label):
+    result = await client.call_tool("test_elicitation", {"message": "Who?"})
+    assert is_error(result) and "stateless revision 2026-07-28" in text(result), f"{label}: {result}"
+
+
+async def refused_without_sampling(target, label):
+    async with Client(target) as plain:
+        try:
+            result = await plain.call_tool("test_missing_capability", {})
+        except MCPError as err:
+            assert err.error.code == -32021, f"{label}: {err.error}"
+        else:
+            raise AssertionError(f"{label}: a client that cannot sample was served: {result}")
+
+
+async def main():
+    with tempfile.TemporaryDirectory() as root:
+        plugins = os.path.join(root, "plugins")
+        os.mkdir(plugins)
+        shutil.copy(REFERENCE, os.path.join(plugins, "reference_tools.wasm"))
+        with open(os.path.join(plugins, "reference_tools.policy.toml"), "w") as f:
+            f.write(POLICY)
+        args = ["--plugins", plugins, "--cache-dir", CACHE, "serve", "--no-watch"]
+        for mode in ("legacy", "default"):
+            kwargs = {"mode": "legacy"} if mode == "legacy" else {}
+            for transport in ("stdio", "streamable HTTP"):
+                label = f"{transport}, {mode} mode"
+                server = HttpServer(CORRAL, args) if transport != "stdio" else None
+                target = server.url if server else StdioServerParameters(command=CORRAL, args=args)
+                try:
+                    user, model = User(), Model()
+                    async with Client(target, elicitation_callback=user, sampling_callback=model,
+                                      list_roots_callback=roots, **kwargs) as client:
+                        if mode == "legacy":
+                            await session_checks(client, user, model, label)
+                        else:
+                            await stateless_checks(client, label)
+                    await refused_without_sampling(target, label)
+                finally:
+                    if server:
+                        server.stop()
+                print(f"python mcp client requests over {label}: ok")
+
+
+anyio.run(main)
