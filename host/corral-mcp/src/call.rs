@@ -116,16 +116,16 @@ impl McpServer {
                     .build(),
             ));
         }
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
         if grants.any() {
-            let stateless = context
-                .protocol_version()
-                .is_some_and(|v| !v.has_initialize());
             options = if stateless {
                 options.with_client(Arc::new(crate::client::StatelessClient))
             } else {
                 options.with_client(Arc::new(crate::client::SessionClient::new(
                     context.peer.clone(),
-                    caps,
+                    caps.clone(),
                 )))
             };
         }
@@ -152,6 +152,7 @@ impl McpServer {
                 arguments,
                 options,
                 ask_client: !retry && flow != approval::Flow::Host,
+                client_requests: (stateless && grants.any()).then(|| caps.clone()),
             };
             let created = self.tasks.create(tenant, job).await?;
             return Ok(CallToolResponse::Task(created));

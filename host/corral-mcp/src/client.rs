@@ -7,8 +7,9 @@
 //! What the plugin writes is framed as its words: the elicitation message
 //! starts with the tool and plugin that ask, and a sampling request carries
 //! `_meta["corral/warning"]`, saying the messages come from a plugin and
-//! may try to steer the model. A stateless (2026-07-28) client is not
-//! asked yet: the guest gets `unsupported`.
+//! may try to steer the model. A stateless (2026-07-28) client is asked
+//! inside a task (`tasks/client.rs`); outside one, not yet: the guest gets
+//! `unsupported`.
 //!
 //! rmcp marks sampling and roots deprecated (SEP-2577 plans their removal
 //! from MCP); clients still declare them, and the 2026-07-28 conformance
@@ -42,8 +43,9 @@ impl SessionClient {
     }
 }
 
-/// The client requests of a 2026-07-28 (stateless) client's calls, which
-/// corral does not ask mid-call yet: every request is `unsupported`.
+/// The client requests of a 2026-07-28 (stateless) client's calls outside
+/// a task, which corral does not ask mid-call yet: every request is
+/// `unsupported`.
 pub(crate) struct StatelessClient;
 
 impl ClientRequests for StatelessClient {
@@ -52,21 +54,34 @@ impl ClientRequests for StatelessClient {
         Box::pin(async move {
             Err(ClientRefusal::Unsupported(format!(
                 "this MCP client speaks the stateless revision 2026-07-28, whose {capability} \
-                 requests corral does not send mid-call yet; a session-based client can be asked"
+                 requests corral sends only inside a task so far; a session-based client, or \
+                 this tool run as a task (`[tasks]` in its policy), can be asked"
             )))
         })
     }
 }
 
+/// The person's answer as the guest gets it: accept with the content (an
+/// empty object if none), decline, or cancel (any other action too).
+pub(crate) fn elicitation_of(answer: rmcp::model::ElicitResult) -> Elicitation {
+    match answer.action {
+        ElicitationAction::Accept => {
+            Elicitation::Accept(answer.content.unwrap_or_else(|| json!({})))
+        }
+        ElicitationAction::Decline => Elicitation::Decline,
+        _ => Elicitation::Cancel,
+    }
+}
+
 /// `unsupported`: the client did not declare `capability`.
-fn undeclared(capability: &str) -> ClientRefusal {
+pub(crate) fn undeclared(capability: &str) -> ClientRefusal {
     ClientRefusal::Unsupported(format!(
         "the MCP client did not declare the `{capability}` capability, so it cannot be asked"
     ))
 }
 
 /// The plugin's message, framed as its words.
-fn framed(asking: &Asking, message: &str) -> String {
+pub(crate) fn framed(asking: &Asking, message: &str) -> String {
     format!(
         "The tool `{}` (plugin `{}`) asks:\n{}",
         asking.tool,
@@ -116,13 +131,7 @@ impl ClientRequests for SessionClient {
                         .create_elicitation_with_timeout(params, Some(asking.timeout))
                         .await
                         .map_err(|err| failed("elicitation", &err))?;
-                    Ok(ClientAnswer::Elicited(match answer.action {
-                        ElicitationAction::Accept => {
-                            Elicitation::Accept(answer.content.unwrap_or_else(|| json!({})))
-                        }
-                        ElicitationAction::Decline => Elicitation::Decline,
-                        _ => Elicitation::Cancel,
-                    }))
+                    Ok(ClientAnswer::Elicited(elicitation_of(answer)))
                 }
                 ClientRequest::Sample {
                     messages,
@@ -179,7 +188,7 @@ impl ClientRequests for SessionClient {
 
 /// MCP's `sampling/createMessage` parameters for a guest's request, with
 /// the warning in `_meta`.
-fn sampling_params(
+pub(crate) fn sampling_params(
     messages: Vec<corral::SamplingMessage>,
     preferences: Option<corral::ModelPreferences>,
     max_tokens: u32,

@@ -205,3 +205,99 @@ fn without_a_grant_a_capability_or_budget_the_guest_is_told_why() {
         "{refused}"
     );
 }
+
+#[test]
+fn inside_a_task_a_guests_requests_wait_for_tasks_update_each_on_its_own() {
+    use super::stateless_meta;
+    let policy = "version = 1\n[client]\nelicitation = true\n\
+                  [tasks]\ntools = { multi_input = \"always\" }\n";
+    let dir = plugin_dir_with_policies(&[(REFERENCE_TOOLS, Some(policy))]);
+    let mut mcp = Stdio_::start(dir.path(), &["--no-watch"]);
+    let caps = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let meta = stateless_meta(caps);
+    let created = mcp.request(
+        1,
+        "tools/call",
+        json!({"name": "multi_input", "arguments": {}, "_meta": meta}),
+    );
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_string();
+    let mut next = 1;
+    let mut get = |mcp: &mut Stdio_| {
+        next += 1;
+        mcp.request(next, "tasks/get", json!({"taskId": id, "_meta": meta}))["result"].clone()
+    };
+    // Both questions of the one `ask` wait at once.
+    let deadline = std::time::Instant::now() + super::WAIT;
+    let waiting = loop {
+        let task = get(&mut mcp);
+        if task["inputRequests"]
+            .as_object()
+            .is_some_and(|r| r.len() == 2)
+        {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never two questions: {task}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let keys: Vec<String> = waiting["inputRequests"]
+        .as_object()
+        .expect("requests")
+        .keys()
+        .cloned()
+        .collect();
+    let first = &waiting["inputRequests"][&keys[0]];
+    assert_eq!(first["method"], "elicitation/create", "{waiting}");
+    assert!(
+        first["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("asks:")),
+        "{waiting}"
+    );
+    let update = |mcp: &mut Stdio_, id_n: u64, key: &str, name: &str| {
+        mcp.request(id_n, "tasks/update", json!({"taskId": id, "_meta": meta,
+            "inputResponses": {key: {"action": "accept", "content": {"name": name, "confirm": true}}}}))
+    };
+    let ack = update(&mut mcp, 100, &keys[0], "one");
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    // One answered, the other still waiting.
+    let deadline = std::time::Instant::now() + super::WAIT;
+    loop {
+        let task = get(&mut mcp);
+        let left: Vec<&String> = task["inputRequests"]
+            .as_object()
+            .map(|r| r.keys().collect())
+            .unwrap_or_default();
+        if left == [&keys[1]] {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first answer never landed: {task}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    update(&mut mcp, 101, &keys[1], "two");
+    let deadline = std::time::Instant::now() + super::WAIT;
+    let done = loop {
+        let task = get(&mut mcp);
+        if task["status"] == "completed" {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never completed: {task}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(
+        done["result"]["content"][0]["text"], "entries: one, two",
+        "{done}"
+    );
+}

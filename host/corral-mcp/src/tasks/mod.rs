@@ -40,8 +40,11 @@
 //!
 //! **Approvals inside a task** (`review.rs`): the task goes `input_required`
 //! with the approval form under `inputRequests`; `tasks/update` on any
-//! replica answers it, and the runner goes on.
+//! replica answers it, and the runner goes on. **A guest's own requests**
+//! (`elicit`, `sample`, `roots`, `client.rs`) wait the same way, all of
+//! one `ask` at once, for a client without a session.
 
+mod client;
 mod review;
 mod runner;
 

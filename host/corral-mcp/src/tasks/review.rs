@@ -53,23 +53,35 @@ impl TaskReviewer {
 
     /// The answer under `key`, once `tasks/update` gave one.
     async fn answer(&self, key: &str) -> Option<ElicitResult> {
-        let store_key = Tasks::input_key(&self.id, key);
-        let mut wake = self.wake.clone();
-        loop {
-            if let Ok(Some(bytes)) = self.tasks.store.get(&store_key).await {
-                // An answer that is not an elicitation result is no consent.
-                return serde_json::from_slice(&bytes).ok();
-            }
-            tokio::select! {
-                _ = wake.changed() => {}
-                () = tokio::time::sleep(super::REMOTE_POLL) => {}
-            }
+        let value = wait_for_answer(&self.tasks, &self.id, &self.wake, key).await;
+        // An answer that is not an elicitation result is no consent.
+        serde_json::from_value(value).ok()
+    }
+}
+
+/// The answer `tasks/update` gave task `id` under `key`, as JSON (`null`
+/// when it is not JSON), once there is one, here or from another replica.
+pub(super) async fn wait_for_answer(
+    tasks: &Tasks,
+    id: &str,
+    wake: &watch::Receiver<u64>,
+    key: &str,
+) -> serde_json::Value {
+    let store_key = Tasks::input_key(id, key);
+    let mut wake = wake.clone();
+    loop {
+        if let Ok(Some(bytes)) = tasks.store.get(&store_key).await {
+            return serde_json::from_slice(&bytes).unwrap_or_default();
+        }
+        tokio::select! {
+            _ = wake.changed() => {}
+            () = tokio::time::sleep(super::REMOTE_POLL) => {}
         }
     }
 }
 
 /// Adds `requests` to the task's outstanding questions.
-fn ask(stored: &mut Stored, requests: InputRequests) {
+pub(super) fn ask(stored: &mut Stored, requests: InputRequests) {
     if let TaskPayload::InputRequired { input_requests } = &mut stored.task.payload {
         input_requests.extend(requests);
     } else {
@@ -83,7 +95,7 @@ fn ask(stored: &mut Stored, requests: InputRequests) {
 }
 
 /// Takes the question `key` out; with none left the task works again.
-fn answered(stored: &mut Stored, key: &str) {
+pub(super) fn answered(stored: &mut Stored, key: &str) {
     if let TaskPayload::InputRequired { input_requests } = &mut stored.task.payload {
         input_requests.remove(key);
         if input_requests.is_empty() {

@@ -30,6 +30,10 @@ pub(crate) struct Job {
     /// The client declared `elicitation`: approvals are asked through the
     /// task's `inputRequests`; otherwise the host's reviewer decides.
     pub ask_client: bool,
+    /// The client holds no session and the tool may ask it (`[client]`):
+    /// the guest's requests go through the task's `inputRequests` too, as
+    /// far as `capabilities` (the client's) allow.
+    pub client_requests: Option<rmcp::model::ClientCapabilities>,
 }
 
 /// Resolves when a cancel of task `id` was asked, here or on another replica.
@@ -91,6 +95,7 @@ pub(crate) async fn run(
         arguments,
         mut options,
         ask_client,
+        client_requests,
     } = job;
     let (progress_tx, progress_rx) = watch::channel(String::new());
     options.progress = Some(Arc::new(move |_tool: &str, message: &str| {
@@ -107,6 +112,15 @@ pub(crate) async fn run(
             record.clone(),
             wake.subscribe(),
             host.clone(),
+        )));
+    }
+    if let Some(capabilities) = client_requests {
+        options.client = Some(Arc::new(super::client::TaskClient::new(
+            tasks.clone(),
+            id.clone(),
+            record.clone(),
+            wake.subscribe(),
+            capabilities,
         )));
     }
     // The lease and the status message are kept by a task of their own:
