@@ -153,8 +153,8 @@ pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult
 }
 
 /// A 0.3.0 output's parts as MCP content blocks, in order: text as text;
-/// the structured part as its JSON text, unless the output has text of its
-/// own (the same value is `structuredContent` when it is an object); image
+/// the structured part as its JSON text, unless it is an object and the
+/// output has text of its own (the object is `structuredContent`); image
 /// and audio as base64 with their MIME type; links and embedded resources
 /// as MCP's `resource_link` and `resource`; each with its annotations.
 fn content_blocks(parts: Vec<corral::OutputPart>) -> Vec<ContentBlock> {
@@ -176,7 +176,11 @@ fn content_blocks(parts: Vec<corral::OutputPart>) -> Vec<ContentBlock> {
                 block.annotations = annotations;
                 ContentBlock::Text(block)
             }
-            PartContent::Json { .. } if has_text => continue,
+            // An object is `structuredContent`; beside text of its own it
+            // is not repeated. Any other value is shown as its JSON text.
+            PartContent::Json { json } if has_text && json.trim_start().starts_with('{') => {
+                continue;
+            }
             PartContent::Json { json } => {
                 let mut block = TextContent::new(json);
                 block.annotations = annotations;
@@ -323,4 +327,41 @@ pub(crate) fn instructions(host: &corral::Host) -> String {
     }
     text.push_str(" Results marked isError explain what to fix.");
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use corral::{OutputPart, PartContent};
+
+    use super::content_blocks;
+
+    fn json(text: &str) -> OutputPart {
+        OutputPart::new(PartContent::Json { json: text.into() })
+    }
+
+    fn text(text: &str) -> OutputPart {
+        OutputPart::new(PartContent::Text { text: text.into() })
+    }
+
+    #[test]
+    fn a_json_object_beside_text_is_left_to_structured_content_and_anything_else_shown() {
+        let texts = |blocks: Vec<rmcp::model::ContentBlock>| -> Vec<String> {
+            blocks
+                .iter()
+                .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+                .collect()
+        };
+        assert_eq!(
+            texts(content_blocks(vec![text("see"), json(r#"{"a":1}"#)])),
+            ["see"]
+        );
+        assert_eq!(
+            texts(content_blocks(vec![text("see"), json("[1,2]")])),
+            ["see", "[1,2]"]
+        );
+        assert_eq!(
+            texts(content_blocks(vec![json(r#"{"a":1}"#)])),
+            [r#"{"a":1}"#]
+        );
+    }
 }

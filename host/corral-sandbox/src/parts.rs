@@ -206,7 +206,7 @@ pub enum PartsError {
 /// # Errors
 /// [`PartsError::TooLarge`] past the cap (counted before anything else is
 /// checked); [`PartsError::Invalid`] for more than [`MAX_PARTS`] parts, a
-/// second `json` part, a MIME type that is not `type/subtype` (image and
+/// second `json` part or one that is not JSON, a MIME type that is not `type/subtype` (image and
 /// audio parts must be `image/*` and `audio/*`), an image whose bytes are
 /// not the PNG, JPEG, GIF or WebP its type says, a URI that is not
 /// `https://` or `corral://` (or longer than [`MAX_URI_BYTES`]), an empty
@@ -237,6 +237,11 @@ pub fn check(parts: Vec<OutputPart>, output_bytes: usize) -> Result<Checked, Par
             PartContent::Json { json: text } => {
                 if json.replace(text.as_str()).is_some() {
                     return fail("a second json part; an output has one structured result".into());
+                }
+                if let Err(err) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                    return fail(format!(
+                        "the json part is not JSON ({err}); use a text part"
+                    ));
                 }
             }
             PartContent::Image(media) => {
@@ -456,5 +461,11 @@ mod tests {
         assert!(check(vec![loud], 100).is_err());
         let two = OutputPart::new(PartContent::Json { json: "1".into() });
         assert!(check(vec![two.clone(), two], 100).is_err());
+        let broken = OutputPart::new(PartContent::Json {
+            json: "{nope".into(),
+        });
+        assert!(
+            matches!(check(vec![broken], 100), Err(PartsError::Invalid(m)) if m.contains("not JSON"))
+        );
     }
 }
