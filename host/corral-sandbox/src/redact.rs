@@ -281,6 +281,26 @@ impl Leaks {
         out
     }
 
+    /// Bytes a guest hands out (an image, audio, a blob) with the plugin's
+    /// secrets redacted, counted at `place`: read as text (invalid UTF-8
+    /// replaced); when a secret's form is in them, they become the redacted
+    /// text, so the secret never leaves and the broken data shows why.
+    /// Without secrets to look for, the bytes are not read at all.
+    pub fn bytes(&self, place: &'static str, data: &mut Vec<u8>) {
+        let Some(redactor) = &self.redactor else {
+            return;
+        };
+        let redacted = {
+            let text = String::from_utf8_lossy(data);
+            let (out, found) = redactor.text(&text);
+            self.note(place, found);
+            (found > 0).then(|| out.into_owned())
+        };
+        if let Some(redacted) = redacted {
+            *data = redacted.into_bytes();
+        }
+    }
+
     /// As [`Self::text`], for an owned string.
     pub fn string(&self, place: &'static str, text: String) -> String {
         match self.text(place, &text) {
@@ -388,5 +408,30 @@ mod tests {
         assert_eq!(count.load(Ordering::Relaxed), 1);
         let none = Leaks::new(None, "t".into(), count.clone());
         assert_eq!(none.text("log", "sk-live-0123456789"), "sk-live-0123456789");
+    }
+
+    #[test]
+    fn bytes_with_a_secret_become_the_redacted_text_and_others_stay_as_they_are() {
+        let count = Arc::new(AtomicU32::new(0));
+        let leaks = Leaks::new(
+            Some(redactor("sk-live-0123456789")),
+            "t".into(),
+            count.clone(),
+        );
+        let mut png = b"\x89PNG\r\n\x1a\n\xff\x00data".to_vec();
+        let before = png.clone();
+        leaks.bytes("output", &mut png);
+        assert_eq!(
+            png, before,
+            "bytes without a secret are untouched, invalid UTF-8 and all"
+        );
+        let mut leaky = b"\x89PNG\xffsk-live-0123456789".to_vec();
+        leaks.bytes("sampling", &mut leaky);
+        let text = String::from_utf8(leaky).expect("redacted bytes are the redacted text");
+        assert!(
+            text.contains("[secret API_KEY redacted]") && !text.contains("sk-live"),
+            "{text}"
+        );
+        assert_eq!(count.load(Ordering::Relaxed), 1);
     }
 }

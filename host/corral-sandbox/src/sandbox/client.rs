@@ -102,10 +102,12 @@ impl SandboxState {
                     SamplingContent::Text(text) => {
                         data::SamplingContent::Text(truncate(self.leaks.string("sampling", text)))
                     }
-                    SamplingContent::Image(media) => {
+                    SamplingContent::Image(mut media) => {
+                        self.leaks.bytes("sampling", &mut media.data);
                         data::SamplingContent::Image(Media::new(media.mime_type, media.data))
                     }
-                    SamplingContent::Audio(media) => {
+                    SamplingContent::Audio(mut media) => {
+                        self.leaks.bytes("sampling", &mut media.data);
                         data::SamplingContent::Audio(Media::new(media.mime_type, media.data))
                     }
                 };

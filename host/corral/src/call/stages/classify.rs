@@ -58,7 +58,7 @@ pub(super) fn outcome(
             Ok(OpResult::Call(Ok(GuestOutput::Parts(
                 parts
                     .into_iter()
-                    .map(|part| scrub_part(part, &scrub))
+                    .map(|part| scrub_part(part, leaks))
                     .collect(),
             ))))
         }
@@ -164,43 +164,31 @@ pub(super) fn outcome(
     }
 }
 
-/// `part` with the leak scan applied to every text a guest put in it (its
-/// bytes are passed as they are: the scan reads text).
-fn scrub_part(mut part: OutputPart, scrub: &impl Fn(String) -> String) -> OutputPart {
+/// `part` with the leak scan applied to every text and every byte a guest
+/// put in it.
+fn scrub_part(mut part: OutputPart, leaks: &Leaks) -> OutputPart {
+    let scrub = |text: &mut String| *text = leaks.string("output", std::mem::take(text));
     match &mut part.content {
-        PartContent::Text { text } | PartContent::Json { json: text } => {
-            *text = scrub(std::mem::take(text));
-        }
+        PartContent::Text { text } | PartContent::Json { json: text } => scrub(text),
         PartContent::ResourceLink(link) => {
-            link.uri = scrub(std::mem::take(&mut link.uri));
-            link.name = scrub(std::mem::take(&mut link.name));
-            link.description = scrub(std::mem::take(&mut link.description));
+            scrub(&mut link.uri);
+            scrub(&mut link.name);
+            scrub(&mut link.description);
         }
         PartContent::Resource(resource) => {
-            resource.uri = scrub(std::mem::take(&mut resource.uri));
+            scrub(&mut resource.uri);
             match &mut resource.contents {
-                ResourceContents::Text(text) => *text = scrub(std::mem::take(text)),
-                ResourceContents::Blob(data) => scrub_bytes(data, scrub),
+                ResourceContents::Text(text) => scrub(text),
+                ResourceContents::Blob(data) => leaks.bytes("output", data),
                 _ => {}
             }
         }
         PartContent::Image(media) | PartContent::Audio(media) => {
-            scrub_bytes(&mut media.data, scrub);
+            leaks.bytes("output", &mut media.data)
         }
         _ => {}
     }
     part
-}
-
-/// The leak scan of bytes: read as text (invalid UTF-8 replaced); when a
-/// secret's form is in them, they become the redacted text, so the secret
-/// never leaves and the broken part shows why.
-fn scrub_bytes(data: &mut Vec<u8>, scrub: &impl Fn(String) -> String) {
-    let text = String::from_utf8_lossy(data).into_owned();
-    let scrubbed = scrub(text.clone());
-    if scrubbed != text {
-        *data = scrubbed.into_bytes();
-    }
 }
 
 /// Logs what a guest printed, noting how much was discarded.
