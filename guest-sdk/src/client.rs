@@ -3,6 +3,11 @@
 //! roots ([`roots`]), or several of these at once ([`ask`]). Each needs a
 //! grant in the tool's policy (`[client]`); without it the host answers
 //! [`ClientError::Denied`] at once.
+//!
+//! A stateless (MCP 2026-07-28) client outside a task is asked by a retry:
+//! the call that asks stops there, and the client's retry runs the tool
+//! again from the start, when the same requests get its answers. Ask
+//! before acting, and ask the same things in the same order each run.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -194,12 +199,19 @@ fn roots_of(roots: Vec<wit::Root>) -> Vec<Root> {
 
 /// One of several requests asked at once with [`ask`].
 #[derive(Debug, Clone)]
-pub struct Request(wit::Request);
+pub struct Request {
+    key: Option<String>,
+    request: wit::Request,
+}
 
 impl Request {
+    fn of(request: wit::Request) -> Self {
+        Self { key: None, request }
+    }
+
     /// As [`elicit`]: the fields of `T`, with `message`.
     pub fn elicit<T: schemars::JsonSchema>(message: &str) -> Self {
-        Self(wit::Request::Elicit(wit::ElicitRequest {
+        Self::of(wit::Request::Elicit(wit::ElicitRequest {
             message: message.to_owned(),
             requested_schema: crate::__private::schema_of::<T>(),
         }))
@@ -207,7 +219,7 @@ impl Request {
 
     /// As [`sample`].
     pub fn sample(messages: &[Message], max_tokens: u32) -> Self {
-        Self(wit::Request::Sample(wit::SampleRequest {
+        Self::of(wit::Request::Sample(wit::SampleRequest {
             messages: wit_messages(messages),
             preferences: None,
             max_tokens,
@@ -216,7 +228,18 @@ impl Request {
 
     /// As [`roots`].
     pub fn roots() -> Self {
-        Self(wit::Request::Roots)
+        Self::of(wit::Request::Roots)
+    }
+
+    /// This request under the name `key`: 1 to 64 ASCII letters, digits,
+    /// `_`, `-` or `.`, unique among the requests of one [`ask`]. An MCP
+    /// 2026-07-28 client sees it as the key of `inputRequests`. Without
+    /// one, the host names it `elicit-1`, `sample-1`, `roots-1`, ... A key
+    /// that breaks the rules makes the request fail with
+    /// [`ClientError::Failed`].
+    pub fn keyed(mut self, key: &str) -> Self {
+        self.key = Some(key.to_owned());
+        self
     }
 }
 
@@ -233,10 +256,17 @@ pub enum Answer {
 }
 
 /// Asks several requests at once (at most 8): a session-based client gets
-/// them together, a stateless one in one round. An answer per request, in
-/// order; each is checked against the policy on its own.
+/// them together, a stateless one in one round (each under its
+/// [key](Request::keyed)). An answer per request, in order; each is
+/// checked against the policy on its own.
 pub fn ask(requests: Vec<Request>) -> Vec<Result<Answer, ClientError>> {
-    let requests: Vec<wit::Request> = requests.into_iter().map(|r| r.0).collect();
+    let requests: Vec<wit::InputRequest> = requests
+        .into_iter()
+        .map(|r| wit::InputRequest {
+            key: r.key,
+            request: r.request,
+        })
+        .collect();
     wit::ask(&requests)
         .into_iter()
         .map(|answer| {

@@ -119,7 +119,8 @@ impl McpServer {
         let stateless = context
             .protocol_version()
             .is_some_and(|v| !v.has_initialize());
-        if grants.any() {
+        // A 2026-07-28 client's round (above) answers them when it can.
+        if grants.any() && options.client.is_none() {
             options = if stateless {
                 options.with_client(Arc::new(crate::client::StatelessClient))
             } else {
@@ -144,7 +145,11 @@ impl McpServer {
         let retry = request.request_state.is_some();
         let gate_first =
             !retry && tool.requires_approval() && flow == approval::Flow::InputRequired;
-        if takes_tasks && tool.prefers_task() && !gate_first {
+        // Mode `after_input`: a stateless client's first call runs in line
+        // (what the guest asks goes back input-required); the retry with the
+        // answers becomes the task.
+        let input_first = !retry && stateless && tool.task_mode() == corral::TaskMode::AfterInput;
+        if takes_tasks && tool.prefers_task() && !gate_first && !input_first {
             let tenant = tasks::tenant_of(&options.context);
             let job = tasks::Job {
                 host: self.host.clone(),
@@ -153,6 +158,7 @@ impl McpServer {
                 options,
                 ask_client: !retry && flow != approval::Flow::Host,
                 client_requests: (stateless && grants.any()).then(|| caps.clone()),
+                round: round.as_ref().and_then(approval::Round::client),
             };
             let created = self.tasks.create(tenant, job).await?;
             return Ok(CallToolResponse::Task(created));

@@ -8,8 +8,9 @@
 //! starts with the tool and plugin that ask, and a sampling request carries
 //! `_meta["corral/warning"]`, saying the messages come from a plugin and
 //! may try to steer the model. A stateless (2026-07-28) client is asked
-//! inside a task (`tasks/client.rs`); outside one, not yet: the guest gets
-//! `unsupported`.
+//! inside a task through it (`tasks/client.rs`), and outside one with
+//! input-required results and retries (`approval/requests.rs`); the
+//! request builders and answer readers both use are here.
 //!
 //! rmcp marks sampling and roots deprecated (SEP-2577 plans their removal
 //! from MCP); clients still declare them, and the 2026-07-28 conformance
@@ -17,7 +18,11 @@
 #![allow(deprecated)]
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientCapabilities, ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
+    ListRootsRequest, ListRootsResult,
+};
 use rmcp::service::Peer;
 use serde_json::{Value, json};
 
@@ -44,8 +49,10 @@ impl SessionClient {
 }
 
 /// The client requests of a 2026-07-28 (stateless) client's calls outside
-/// a task, which corral does not ask mid-call yet: every request is
-/// `unsupported`.
+/// a task when this server has no way to sign a `requestState` (no random
+/// key could be made and none was configured): every request is
+/// `unsupported`. Otherwise such a client is asked with input-required
+/// results (`approval/requests.rs`).
 pub(crate) struct StatelessClient;
 
 impl ClientRequests for StatelessClient {
@@ -54,10 +61,123 @@ impl ClientRequests for StatelessClient {
         Box::pin(async move {
             Err(ClientRefusal::Unsupported(format!(
                 "this MCP client speaks the stateless revision 2026-07-28, whose {capability} \
-                 requests corral sends only inside a task so far; a session-based client, or \
-                 this tool run as a task (`[tasks]` in its policy), can be asked"
+                 requests need a signed requestState, and this server has no signing key \
+                 (set one with `--state-key-file`); a session-based client, or this tool run \
+                 as a task (`[tasks]` in its policy), can be asked"
             )))
         })
+    }
+}
+
+/// Whether `capabilities` declare what `request` needs; `unsupported`,
+/// naming the capability, when not.
+pub(crate) fn declared(
+    capabilities: &ClientCapabilities,
+    request: &ClientRequest,
+) -> Result<(), ClientRefusal> {
+    let declared = match request {
+        ClientRequest::Elicit { .. } => capabilities.elicitation.is_some(),
+        ClientRequest::Sample { .. } => capabilities.sampling.is_some(),
+        ClientRequest::Roots { .. } => capabilities.roots.is_some(),
+        _ => false,
+    };
+    if declared {
+        Ok(())
+    } else {
+        Err(undeclared(request.capability()))
+    }
+}
+
+/// `request` as an entry of `inputRequests` (`elicitation/create`,
+/// `sampling/createMessage` or `roots/list`) of the call `asking`
+/// describes: for a task's client (`tasks/client.rs`) and the
+/// input-required flow (`approval/requests.rs`). The plugin's words are
+/// framed as in line.
+///
+/// # Errors
+/// `unsupported` when `capabilities` lack what it needs; `failed` for an
+/// elicitation schema MCP clients do not take.
+pub(crate) fn input_request(
+    asking: &Asking,
+    capabilities: &ClientCapabilities,
+    request: &ClientRequest,
+) -> Result<InputRequest, ClientRefusal> {
+    declared(capabilities, request)?;
+    Ok(match request {
+        ClientRequest::Elicit {
+            message, schema, ..
+        } => {
+            let requested_schema: ElicitationSchema = serde_json::from_value(schema.clone())
+                .map_err(|err| {
+                    ClientRefusal::Failed(format!(
+                        "the requested schema is not a form MCP clients take: {err}"
+                    ))
+                })?;
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: framed(asking, message),
+                requested_schema,
+            };
+            InputRequest::Elicitation(ElicitRequest::new(params))
+        }
+        ClientRequest::Sample {
+            messages,
+            preferences,
+            max_tokens,
+            ..
+        } => InputRequest::CreateMessage(CreateMessageRequest::new(sampling_params(
+            messages.clone(),
+            preferences.clone(),
+            *max_tokens,
+        ))),
+        _ => InputRequest::ListRoots(ListRootsRequest::default()),
+    })
+}
+
+/// The client's answer `value` (an entry of `inputResponses`, or of a
+/// task's `tasks/update`) read as the answer to `request`: an
+/// `ElicitResult`, a `CreateMessageResult` with text, or a
+/// `ListRootsResult`.
+///
+/// # Errors
+/// `failed`, naming the key, when it is not that.
+pub(crate) fn read_answer(
+    request: &ClientRequest,
+    value: Value,
+) -> Result<ClientAnswer, ClientRefusal> {
+    let key = request.key();
+    let unusable = |err: serde_json::Error| {
+        ClientRefusal::Failed(format!("the client's answer to `{key}` is unusable: {err}"))
+    };
+    match request {
+        ClientRequest::Elicit { .. } => {
+            let result: ElicitResult = serde_json::from_value(value).map_err(unusable)?;
+            Ok(ClientAnswer::Elicited(elicitation_of(result)))
+        }
+        ClientRequest::Sample { .. } => {
+            let result: CreateMessageResult = serde_json::from_value(value).map_err(unusable)?;
+            let text = result
+                .message
+                .content
+                .iter()
+                .find_map(|block| block.as_text().map(|t| t.text.clone()))
+                .ok_or_else(|| ClientRefusal::Failed("the model answered without text".into()))?;
+            Ok(ClientAnswer::Sampled(Sampled::new(
+                text,
+                result.model,
+                result.stop_reason,
+            )))
+        }
+        _ => {
+            let result: ListRootsResult = serde_json::from_value(value).map_err(unusable)?;
+            Ok(ClientAnswer::Roots(
+                result
+                    .roots
+                    .into_iter()
+                    .map(|root| ClientRoot::new(root.uri, root.name))
+                    .collect(),
+            ))
+        }
     }
 }
 
@@ -111,7 +231,9 @@ impl ClientRequests for SessionClient {
                 ClientRefusal::Failed(format!("the client's {what} failed: {err}"))
             };
             match request {
-                ClientRequest::Elicit { message, schema } => {
+                ClientRequest::Elicit {
+                    message, schema, ..
+                } => {
                     if self.capabilities.elicitation.is_none() {
                         return Err(undeclared("elicitation"));
                     }
@@ -137,6 +259,7 @@ impl ClientRequests for SessionClient {
                     messages,
                     preferences,
                     max_tokens,
+                    ..
                 } => {
                     if self.capabilities.sampling.is_none() {
                         return Err(undeclared("sampling"));
@@ -161,7 +284,7 @@ impl ClientRequests for SessionClient {
                         answer.stop_reason,
                     )))
                 }
-                ClientRequest::Roots => {
+                ClientRequest::Roots { .. } => {
                     if self.capabilities.roots.is_none() {
                         return Err(undeclared("roots"));
                     }

@@ -33,7 +33,9 @@ pub(crate) mod v3 {
     wasmtime::component::bindgen!({
         path: "../../wit",
         world: "corral:tool/plugin@0.3.0",
-        imports: { default: async },
+        // A client request can stop the guest where it asks (a trap), when
+        // the answer comes only with a retry of the whole call.
+        imports: { "corral:tool/client": async | trappable, default: async },
         exports: { default: async },
     });
 }

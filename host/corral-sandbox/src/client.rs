@@ -12,6 +12,7 @@ use std::pin::Pin;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::CallError;
 use crate::parts::{Media, Role};
 
 /// What a plugin's policy lets its guest ask the client (`[client]`).
@@ -64,13 +65,19 @@ impl SamplingGrant {
     }
 }
 
-/// What a guest asks the client.
+/// What a guest asks the client. Every request has a `key`: the name the
+/// guest gave it (WIT `input-request.key`, checked by [`key_problem`]) or
+/// the host's, its kind and place in the call (`elicit-1`, `sample-2`,
+/// `roots-1`), unique among the requests asked at once. An MCP 2026-07-28
+/// client sees it as the key of `inputRequests`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 #[non_exhaustive]
 pub enum ClientRequest {
     /// Ask the person (MCP elicitation, form mode).
     Elicit {
+        /// Its name.
+        key: String,
         /// The plugin's words: cut, leak-scanned, untrusted.
         message: String,
         /// An object schema of primitive properties, checked.
@@ -78,6 +85,8 @@ pub enum ClientRequest {
     },
     /// Ask the client's model (MCP sampling).
     Sample {
+        /// Its name.
+        key: String,
         /// The conversation so far.
         messages: Vec<SamplingMessage>,
         /// What the tool would like of the model.
@@ -86,7 +95,10 @@ pub enum ClientRequest {
         max_tokens: u32,
     },
     /// The client's workspace roots.
-    Roots,
+    Roots {
+        /// Its name.
+        key: String,
+    },
 }
 
 impl ClientRequest {
@@ -96,9 +108,46 @@ impl ClientRequest {
         match self {
             Self::Elicit { .. } => "elicitation",
             Self::Sample { .. } => "sampling",
-            Self::Roots => "roots",
+            Self::Roots { .. } => "roots",
         }
     }
+
+    /// `elicit`, `sample` or `roots`: the kind, as default keys spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Elicit { .. } => "elicit",
+            Self::Sample { .. } => "sample",
+            Self::Roots { .. } => "roots",
+        }
+    }
+
+    /// Its name (see the type's doc).
+    pub fn key(&self) -> &str {
+        match self {
+            Self::Elicit { key, .. } | Self::Sample { key, .. } | Self::Roots { key } => key,
+        }
+    }
+}
+
+/// Longest request key a guest may give, in bytes: 64.
+pub const MAX_KEY_BYTES: usize = 64;
+
+/// Why a guest's request key is refused, or `None` for 1 to
+/// [`MAX_KEY_BYTES`] ASCII letters, digits, `_`, `-` or `.` (WIT
+/// `input-request.key`).
+pub fn key_problem(key: &str) -> Option<String> {
+    let fits = !key.is_empty()
+        && key.len() <= MAX_KEY_BYTES
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    (!fits).then(|| {
+        format!(
+            "the request key `{}` must be 1 to {MAX_KEY_BYTES} ASCII letters, digits, `_`, `-` \
+             or `.`",
+            corral_names::text::escape(&corral_names::text::truncate(key.to_string(), 80))
+        )
+    })
 }
 
 /// One message of a sampling request.
@@ -212,9 +261,8 @@ impl Root {
 }
 
 /// Why a request got no answer (WIT `client-error`, less `denied`, which
-/// the sandbox gives itself).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// the sandbox gives itself), or why the call stops at it.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum ClientRefusal {
     /// No one can answer: no client, or one without the capability.
@@ -223,6 +271,14 @@ pub enum ClientRefusal {
     OverBudget(String),
     /// The client failed, the answer was unusable, or the wait ran out.
     Failed(String),
+    /// The call cannot go on here: the guest is stopped at the request (a
+    /// trap; it gets no answer) and the call ends with this error. An MCP
+    /// 2026-07-28 client is asked this way (the answer comes with a retry
+    /// of the whole call, [`CallError::InputRequired`]), or a tool that is
+    /// not safe to run again is refused ([`CallError::Configuration`]).
+    /// When several requests asked at once get it, the first one's error
+    /// ends the call.
+    Stop(Box<CallError>),
 }
 
 /// The future a [`ClientHook`] returns.

@@ -95,6 +95,22 @@ pub enum CallError {
         /// runs twice. `None` for any other call.
         journal: Option<Box<crate::Journal>>,
     },
+    /// The guest asked its client for input (WIT 0.3.0 `corral:tool/client`)
+    /// that the client gives on a retry of the whole call (MCP 2026-07-28's
+    /// input-required flow outside a task). The guest was stopped at the
+    /// request; whoever answers ([`ClientRefusal::Stop`](crate::ClientRefusal::Stop))
+    /// keeps the requests and turns this into the question, and the retry
+    /// runs the call again from the start with the answers.
+    #[error(
+        "`{tool}` asked its client for input ({asked} request(s)), which this client gives on a \
+         retry of the whole call: retry the call with the answers"
+    )]
+    InputRequired {
+        /// The tool.
+        tool: String,
+        /// How many requests wait for an answer.
+        asked: usize,
+    },
     /// The call used up its fuel budget.
     #[error(
         "tool `{tool}` ran out of fuel after {budget} units and was stopped; \
@@ -213,7 +229,7 @@ pub enum CallError {
 
 impl CallError {
     /// A stable, snake_case name of the error class: `unknown_tool`,
-    /// `invalid_arguments`, `tool_failed`, `rejected`, `approval_pending`,
+    /// `invalid_arguments`, `tool_failed`, `rejected`, `approval_pending`, `input_required`,
     /// `out_of_fuel`, `timeout`,
     /// `memory_limit`, `stack_overflow`, `output_too_large`, `output_invalid`,
     /// `circuit_open`, `rate_limited`, `trapped`,
@@ -225,6 +241,7 @@ impl CallError {
             Self::ToolFailed { .. } => "tool_failed",
             Self::Rejected { .. } => "rejected",
             Self::ApprovalPending { .. } => "approval_pending",
+            Self::InputRequired { .. } => "input_required",
             Self::OutOfFuel { .. } => "out_of_fuel",
             Self::Timeout { .. } => "timeout",
             Self::MemoryLimit { .. } => "memory_limit",
@@ -263,6 +280,7 @@ impl CallError {
             | Self::ToolFailed { tool, .. }
             | Self::Rejected { tool, .. }
             | Self::ApprovalPending { tool, .. }
+            | Self::InputRequired { tool, .. }
             | Self::OutOfFuel { tool, .. }
             | Self::Timeout { tool, .. }
             | Self::MemoryLimit { tool, .. }

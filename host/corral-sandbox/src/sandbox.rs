@@ -117,6 +117,9 @@ pub struct SandboxState {
     client_grants: crate::client::ClientGrants,
     /// `sample` requests made so far in this call.
     samples: u32,
+    /// Requests named by the host so far in this call, per kind (elicit,
+    /// sample, roots): the `n` of the default key `elicit-n`.
+    unnamed: [u32; 3],
     /// Answers a script's tool calls (code mode's runner only).
     tools: Option<Arc<dyn ToolCalls>>,
     budget: Arc<Budget>,
@@ -289,6 +292,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
         client: setup.client,
         client_grants: setup.grants.client,
         samples: 0,
+        unnamed: [0; 3],
         tools: setup.tools,
         budget: budget.clone(),
         progress: setup.progress,

@@ -79,7 +79,7 @@ impl v3::corral::tool::client::Host for FloorState {
 
     async fn ask(
         &mut self,
-        requests: Vec<v3::corral::tool::client::Request>,
+        requests: Vec<v3::corral::tool::client::InputRequest>,
     ) -> Vec<Result<v3::corral::tool::client::Answer, v3::corral::tool::client::ClientError>> {
         requests
             .iter()

@@ -40,6 +40,7 @@ mod elicit;
 pub(crate) mod form;
 mod journal;
 mod payload;
+mod requests;
 mod state;
 
 use std::collections::BTreeMap;
@@ -49,13 +50,16 @@ use rmcp::model::{ElicitResult, InputRequiredResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
-use corral::{ApprovalDecision, CallContext, Journal, ReviewFuture, ReviewRequest, Reviewer, Tool};
+use corral::{ApprovalDecision, CallContext, ReviewFuture, ReviewRequest, Reviewer, Tool};
 
 pub use elicit::ElicitationReviewer;
 pub use state::{DEFAULT_STATE_TTL, MIN_STATE_KEY_BYTES, StateError, StateKeyError};
 pub(crate) use state::{States, use_once};
 
 use payload::{Binding, Decided, Payload, Question};
+pub(crate) use requests::RoundClient;
+
+pub use requests::{MAX_CARRIED_ANSWER_BYTES, MAX_CARRIED_BYTES};
 
 /// The key of the approval question in `inputRequests` and
 /// `inputResponses`.
@@ -108,11 +112,6 @@ pub(crate) struct RoundReviewer {
     /// The questions that deferred this round (a script's wave can defer
     /// several calls).
     deferred: Mutex<Vec<Question>>,
-    /// The journal of the script whose call the retry answers.
-    journal: Option<Journal>,
-    /// The nonce of the state this retry used up (here, and next in the
-    /// shared store, `Round::nonce`).
-    nonce: Option<String>,
 }
 
 impl RoundReviewer {
@@ -131,70 +130,51 @@ impl RoundReviewer {
             asked: Mutex::default(),
             made: Mutex::default(),
             deferred: Mutex::default(),
-            journal: None,
-            nonce: None,
         }
     }
 
-    /// The journal of the script run the retry continues, if the state
-    /// carried one.
-    pub fn journal(&self) -> Option<&Journal> {
-        self.journal.as_ref()
-    }
-
-    /// A retry of a call of `tool` with `arguments` and `context`, the
-    /// `sealed` `requestState` and the `responses` the client brought,
-    /// checked by `states`. The state is used up only once the answer has
-    /// been read.
+    /// The round a retry starts, from its verified `payload` and the
+    /// `responses` the client brought.
     ///
     /// # Errors
-    /// `invalid_params` for a state that is forged, expired, replayed or
-    /// for another call, or responses without a readable answer.
-    pub fn retry(
-        states: &States,
-        tool: &Tool,
-        arguments: &serde_json::Value,
-        context: &CallContext,
-        sealed: &str,
+    /// `invalid_params` when an approval question is pending and the
+    /// responses have no readable answer to it.
+    fn retry(
+        payload: &Payload,
         responses: Option<&InputResponses>,
+        parameters: &serde_json::Value,
     ) -> Result<Self, McpError> {
         let invalid = |message: String| McpError::invalid_params(message, None);
-        let binding = Binding::of(tool, arguments, context);
-        let payload = states
-            .open(sealed, &binding)
-            .map_err(|err| invalid(err.to_string()))?;
-        let answer = responses
-            .and_then(|responses| responses.get(INPUT_KEY))
-            .ok_or_else(|| {
-                invalid(format!(
-                    "the retry's inputResponses have no `{INPUT_KEY}` answer"
-                ))
-            })?;
-        let answer: ElicitResult = serde_json::from_value(answer.clone()).map_err(|err| {
-            invalid(format!(
-                "the `{INPUT_KEY}` answer is not an elicitation result: {err}"
-            ))
-        })?;
-        let journal = payload
-            .journal
-            .as_deref()
-            .map(|sealed| {
-                states
-                    .journals
-                    .open(sealed, &payload.nonce)
-                    .ok_or_else(|| invalid(StateError::Forged.to_string()))
-            })
-            .transpose()?;
-        states
-            .consume(&payload.nonce)
-            .map_err(|err| invalid(err.to_string()))?;
-        let mut round = Self::with(
-            payload.answered,
-            Some((payload.pending, answer, tool.spec().parameters.clone())),
-        );
-        round.journal = journal;
-        round.nonce = Some(payload.nonce.clone());
-        Ok(round)
+        let pending = match &payload.pending {
+            None => None,
+            Some(question) => {
+                let answer = responses
+                    .and_then(|responses| responses.get(INPUT_KEY))
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "the retry's inputResponses have no `{INPUT_KEY}` answer"
+                        ))
+                    })?;
+                let answer: ElicitResult =
+                    serde_json::from_value(answer.clone()).map_err(|err| {
+                        invalid(format!(
+                            "the `{INPUT_KEY}` answer is not an elicitation result: {err}"
+                        ))
+                    })?;
+                Some((question.clone(), answer, parameters.clone()))
+            }
+        };
+        Ok(Self::with(payload.answered.clone(), pending))
+    }
+
+    /// The decisions to carry into the next round: the earlier rounds' and
+    /// the one this round's answer made.
+    fn decided(&self) -> Vec<(Question, Decided)> {
+        let mut answered = self.earlier.clone();
+        if let Some(made) = self.made.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            answered.push(made);
+        }
+        answered
     }
 
     /// The question `request` is, counting how often it came this round.
@@ -230,78 +210,47 @@ impl RoundReviewer {
         ApprovalDecision::Defer
     }
 
-    /// The input-required result asking `request` (a question that
-    /// deferred this round) about a call of `tool` with `arguments` and
-    /// `context`, carrying this round's decisions forward, and `journal`
-    /// when the call is a script's (encrypted).
-    ///
-    /// # Errors
-    /// `internal_error` when the form or the state cannot be built.
-    pub fn ask(
-        &self,
-        states: &States,
-        tool: &Tool,
-        arguments: &serde_json::Value,
-        context: &CallContext,
-        request: &ReviewRequest,
-        journal: Option<&Journal>,
-    ) -> Result<InputRequiredResult, McpError> {
-        let (message, requested_schema) = form::question(request, &tool.spec().parameters)
-            .map_err(|err| McpError::internal_error(err, None))?;
-        let mut answered = self.earlier.clone();
-        if let Some(made) = self.made.lock().unwrap_or_else(|p| p.into_inner()).clone() {
-            answered.push(made);
-        }
-        // The deferred question `request` is (its occurrence aside).
-        let pending = self
-            .deferred
+    /// The deferred question `request` is (its occurrence aside).
+    fn pending(&self, request: &ReviewRequest) -> Question {
+        self.deferred
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
             .find(|q| **q == Question::of(request, q.occurrence))
             .cloned()
-            .unwrap_or_else(|| Question::of(request, 0));
-        let nonce = States::nonce();
-        let journal = journal
-            .map(|journal| states.journals.seal(journal, &nonce))
-            .transpose()
-            .map_err(|err| {
-                McpError::internal_error(format!("cannot write the requestState: {err}"), None)
-            })?;
-        let payload = Payload {
-            binding: Binding::of(tool, arguments, context),
-            answered,
-            pending,
-            nonce,
-            journal,
-        };
-        let sealed = states
-            .seal(&payload)
-            .map_err(|err| McpError::internal_error(err.to_string(), None))?;
-        let requests = form::input_requests(INPUT_KEY.to_string(), message, requested_schema);
-        Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
+            .unwrap_or_else(|| Question::of(request, 0))
     }
 }
 
 /// What one `tools/call` of the input-required flow keeps to ask its
-/// client, once the call ends waiting for an answer.
+/// client, once the call ends waiting for an answer: an approval's, or the
+/// guest's own requests' (`requests.rs`).
 pub(crate) struct Round {
     reviewer: Arc<RoundReviewer>,
+    client: Option<Arc<RoundClient>>,
     states: Arc<States>,
     arguments: serde_json::Value,
+    /// The nonce of the state this retry used up (here, and next in the
+    /// shared store).
+    nonce: Option<String>,
 }
 
 impl Round {
-    /// Sets up who answers the gated calls of a call of `tool` with
-    /// `arguments` (the `request` of a client with `context`) in `options`:
-    /// for the input-required flow, a [`RoundReviewer`] (fresh, or from the
-    /// retry's `requestState` and `inputResponses`, with the journal of a
-    /// script it carries), returned to ask with; for a session client with
-    /// elicitation, an [`ElicitationReviewer`]; else the host's reviewer.
+    /// Sets up who answers the gated calls and the guest's client requests
+    /// of a call of `tool` with `arguments` (the `request` of a client with
+    /// `context`) in `options`:
+    /// - a 2026-07-28 client gets a round of the input-required flow (fresh,
+    ///   or from the retry's `requestState` and `inputResponses`, with the
+    ///   journal of a script it carries), returned to ask with: a
+    ///   [`RoundReviewer`] for approvals when it declared `elicitation`, and
+    ///   a [`RoundClient`] for the guest's requests when the tool's policy
+    ///   grants any;
+    /// - a session client with elicitation gets an [`ElicitationReviewer`];
+    /// - otherwise the host's reviewer decides, and `None` is returned.
     ///
     /// # Errors
-    /// `invalid_params` for a state the retry may not use (see
-    /// [`RoundReviewer::retry`]).
+    /// `invalid_params` for a state the retry may not use (forged, expired,
+    /// replayed, for another call) or an approval answer it lacks.
     pub fn prepare(
         context: &RequestContext<RoleServer>,
         states: Option<&Arc<States>>,
@@ -311,45 +260,83 @@ impl Round {
         request: &rmcp::model::CallToolRequestParams,
         options: &mut corral::CallOptions,
     ) -> Result<Option<Self>, McpError> {
-        match (Flow::of(context), states) {
-            (Flow::InputRequired, Some(states)) => {
-                let reviewer = match request.request_state.as_deref() {
-                    Some(sealed) => RoundReviewer::retry(
-                        states,
-                        tool,
-                        arguments,
-                        &options.context,
-                        sealed,
-                        request.input_responses.as_ref(),
-                    )?,
-                    None => RoundReviewer::first(),
-                };
-                if let Some(journal) = reviewer.journal() {
-                    *options = std::mem::take(options).with_journal(journal.clone());
-                }
-                let reviewer = Arc::new(reviewer);
-                options.reviewer = Some(Arc::new(Shared(reviewer.clone())));
-                Ok(Some(Self {
-                    reviewer,
-                    states: states.clone(),
-                    arguments: arguments.clone(),
-                }))
-            }
-            (Flow::Elicitation, _) => {
-                options.reviewer = Some(Arc::new(ElicitationReviewer::new(
-                    context.peer.clone(),
-                    host.clone(),
-                )));
-                Ok(None)
-            }
-            _ => Ok(None),
+        let flow = Flow::of(context);
+        if flow == Flow::Elicitation {
+            options.reviewer = Some(Arc::new(ElicitationReviewer::new(
+                context.peer.clone(),
+                host.clone(),
+            )));
+            return Ok(None);
         }
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let asks_client = stateless && tool.client_grants().any();
+        let Some(states) = states.filter(|_| flow == Flow::InputRequired || asks_client) else {
+            return Ok(None);
+        };
+        let invalid = |message: String| McpError::invalid_params(message, None);
+        let payload = request
+            .request_state
+            .as_deref()
+            .map(|sealed| {
+                states
+                    .open(sealed, &Binding::of(tool, arguments, &options.context))
+                    .map_err(|err| invalid(err.to_string()))
+            })
+            .transpose()?;
+        let responses = request.input_responses.as_ref();
+        let reviewer = match &payload {
+            Some(payload) => RoundReviewer::retry(payload, responses, &tool.spec().parameters)?,
+            None => RoundReviewer::first(),
+        };
+        let journal = payload
+            .as_ref()
+            .and_then(|p| p.journal.as_deref().map(|sealed| (sealed, &p.nonce)))
+            .map(|(sealed, nonce)| {
+                states
+                    .journals
+                    .open(sealed, nonce)
+                    .ok_or_else(|| invalid(StateError::Forged.to_string()))
+            })
+            .transpose()?;
+        // Used up only once the answers have been read.
+        if let Some(payload) = &payload {
+            states
+                .consume(&payload.nonce)
+                .map_err(|err| invalid(err.to_string()))?;
+        }
+        if let Some(journal) = &journal {
+            *options = std::mem::take(options).with_journal(journal.clone());
+        }
+        let reviewer = Arc::new(reviewer);
+        if flow == Flow::InputRequired {
+            options.reviewer = Some(Arc::new(Shared(reviewer.clone())));
+        }
+        let client = asks_client.then(|| {
+            Arc::new(RoundClient::new(
+                context.client_capabilities().unwrap_or_default(),
+                tool,
+                payload.as_ref(),
+                responses,
+            ))
+        });
+        if let Some(client) = &client {
+            *options = std::mem::take(options).with_client(client.clone());
+        }
+        Ok(Some(Self {
+            reviewer,
+            client,
+            states: states.clone(),
+            arguments: arguments.clone(),
+            nonce: payload.map(|p| p.nonce),
+        }))
     }
 
     /// The nonce of the state this round's retry used up, for the shared
     /// store to make it single use across replicas; `None` on a first round.
     pub fn nonce(&self) -> Option<&str> {
-        self.reviewer.nonce.as_deref()
+        self.nonce.as_deref()
     }
 
     /// How long a state is good for: how long its nonce must be remembered.
@@ -357,11 +344,18 @@ impl Round {
         self.states.ttl()
     }
 
+    /// What answers the guest's client requests this round, if the tool may
+    /// ask any.
+    pub fn client(&self) -> Option<Arc<RoundClient>> {
+        self.client.clone()
+    }
+
     /// The input-required result for a call of `tool` (called as `name`,
     /// with `context`) that ended with `result`, when it waits for the
-    /// client: a call of the tool itself, or of the script it ran (with the
-    /// script's journal). A plan's or pipeline's step cannot be retried
-    /// alone: `None`, and it fails with its message.
+    /// client: an approval of the tool itself or of the script it ran (with
+    /// the script's journal), or the guest's own requests. A plan's or
+    /// pipeline's step cannot be retried alone: `None`, and it fails with
+    /// its message.
     ///
     /// # Errors
     /// `internal_error` when the form or the state cannot be built.
@@ -372,25 +366,57 @@ impl Round {
         context: &CallContext,
         result: &Result<T, corral::CallError>,
     ) -> Result<Option<InputRequiredResult>, McpError> {
-        let Err(corral::CallError::ApprovalPending {
-            request, journal, ..
-        }) = result
-        else {
-            return Ok(None);
+        let internal = |message: String| McpError::internal_error(message, None);
+        let given = self
+            .client
+            .as_ref()
+            .map(|client| client.given())
+            .unwrap_or_default();
+        let nonce = States::nonce();
+        let mut payload = Payload {
+            binding: Binding::of(tool, &self.arguments, context),
+            answered: self.reviewer.decided(),
+            pending: None,
+            asked: Vec::new(),
+            given,
+            nonce,
+            journal: None,
         };
-        if request.tool != name && journal.is_none() {
-            return Ok(None);
-        }
-        self.reviewer
-            .ask(
-                &self.states,
-                tool,
-                &self.arguments,
-                context,
-                request,
-                journal.as_deref(),
-            )
-            .map(Some)
+        let requests = match result {
+            Err(corral::CallError::ApprovalPending {
+                request, journal, ..
+            }) => {
+                if request.tool != name && journal.is_none() {
+                    return Ok(None);
+                }
+                let (message, requested_schema) =
+                    form::question(request, &tool.spec().parameters).map_err(internal)?;
+                payload.pending = Some(self.reviewer.pending(request));
+                payload.journal = journal
+                    .as_deref()
+                    .map(|journal| self.states.journals.seal(journal, &payload.nonce))
+                    .transpose()
+                    .map_err(|err| internal(format!("cannot write the requestState: {err}")))?;
+                form::input_requests(INPUT_KEY.to_string(), message, requested_schema)
+            }
+            Err(corral::CallError::InputRequired { tool: asked, .. }) if asked == name => {
+                let Some(client) = &self.client else {
+                    return Ok(None);
+                };
+                let (pending, requests) = client.deferred();
+                if requests.is_empty() {
+                    return Ok(None);
+                }
+                payload.asked = pending;
+                requests
+            }
+            _ => return Ok(None),
+        };
+        let sealed = self
+            .states
+            .seal(&payload)
+            .map_err(|err| internal(err.to_string()))?;
+        Ok(Some(InputRequiredResult::new(Some(requests), Some(sealed))))
     }
 }
 

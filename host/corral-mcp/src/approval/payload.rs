@@ -1,7 +1,8 @@
-//! What an approval's `requestState` says (`state.rs` seals and opens
-//! it): the call it is bound to, the questions asked and answered in
-//! earlier rounds, the question pending, and for a script (code mode) its
-//! encrypted journal.
+//! What a `requestState` of the input-required flow says (`state.rs` seals
+//! and opens it): the call it is bound to, the approval questions asked
+//! and answered in earlier rounds and the one pending, the guest's client
+//! requests pending and the client's answers to earlier ones, and for a
+//! script (code mode) its encrypted journal.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
@@ -106,14 +107,51 @@ impl Decided {
     }
 }
 
+/// A guest's request to its client (WIT 0.3.0 `corral:tool/client`), told
+/// apart from every other: its key and kind, the sha256 of the whole
+/// request (its words, schema, messages and limits), and which time in the
+/// run that same request came.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) struct Asked {
+    pub key: String,
+    pub kind: String,
+    pub request_sha256: String,
+    pub occurrence: u32,
+}
+
+impl Asked {
+    /// The `occurrence`-th (from 0) asking of `request` in one run.
+    pub fn of(request: &corral::ClientRequest, occurrence: u32) -> Self {
+        let canonical = serde_json::to_vec(request).unwrap_or_default();
+        Self {
+            key: request.key().to_string(),
+            kind: request.kind().to_string(),
+            request_sha256: sha256_hex(&canonical),
+            occurrence,
+        }
+    }
+}
+
 /// What a state says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Payload {
     pub binding: Binding,
     /// Answers of earlier rounds of this call.
     pub answered: Vec<(Question, Decided)>,
-    /// The question the client's `inputResponses` answer.
-    pub pending: Question,
+    /// The approval question the client's `inputResponses` answer under
+    /// `approval`, if one is pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Question>,
+    /// The guest's client requests the client's `inputResponses` answer,
+    /// each under its key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked: Vec<Asked>,
+    /// The client's answers to the guest's requests of earlier rounds, as
+    /// it sent them (an `ElicitResult`, a `CreateMessageResult` or a
+    /// `ListRootsResult`): the retry's run asks them again and is answered
+    /// from here. Signed, not encrypted: the client wrote them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given: Vec<(Asked, serde_json::Value)>,
     /// Random, hex; a state is accepted once.
     pub nonce: String,
     /// The journal of a script whose call is pending, encrypted

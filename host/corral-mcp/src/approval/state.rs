@@ -310,14 +310,16 @@ mod tests {
         Payload {
             binding,
             answered: vec![],
-            pending: Question {
+            pending: Some(Question {
                 gate: "declared".into(),
                 tool: "t".into(),
                 plugin_sha256: String::new(),
                 text_sha256: "00".into(),
                 occurrence: 0,
                 script_call: None,
-            },
+            }),
+            asked: vec![],
+            given: vec![],
             nonce: States::nonce(),
             journal: None,
         }

@@ -2,7 +2,8 @@
 //! `sample`, `roots`, `ask`), for a client that takes tasks but holds no
 //! session (2026-07-28): each request becomes an entry of the task's
 //! `inputRequests` (`elicitation/create`, `sampling/createMessage`,
-//! `roots/list`), all of one `ask` at once, and waits in place for its
+//! `roots/list`, under the request's key), all of one `ask` at once, and
+//! waits in place for its
 //! answer from `tasks/update` on any replica. No re-run: the guest is still
 //! there. A kind of request the client did not declare is `unsupported`.
 //!
@@ -11,19 +12,13 @@
 #![allow(deprecated)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
-use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationSchema, InputRequest, InputRequests,
-    ListRootsRequest, ListRootsResult,
-};
+use rmcp::model::{ClientCapabilities, InputRequest, InputRequests};
 use serde_json::Value;
 use tokio::sync::{Mutex, watch};
 
 use corral::{
-    Asking, ClientAnswer, ClientFuture, ClientFutures, ClientRefusal, ClientRequest,
-    ClientRequests, ClientRoot, Sampled,
+    Asking, ClientAnswer, ClientFuture, ClientFutures, ClientRefusal, ClientRequest, ClientRequests,
 };
 
 use super::review::{answered, ask, wait_for_answer};
@@ -36,7 +31,6 @@ pub(crate) struct TaskClient {
     record: Arc<Mutex<Stored>>,
     wake: watch::Receiver<u64>,
     capabilities: ClientCapabilities,
-    asked: AtomicU32,
 }
 
 impl TaskClient {
@@ -53,73 +47,16 @@ impl TaskClient {
             record,
             wake,
             capabilities,
-            asked: AtomicU32::new(0),
         }
     }
 
-    /// The MCP input request for `request` under a fresh key, or why not.
-    fn input_request(
+    /// Waits for the answer to `request` and reads it.
+    async fn answer(
         &self,
         asking: &Asking,
-        request: ClientRequest,
-    ) -> Result<(String, InputRequest), ClientRefusal> {
-        let undeclared = crate::client::undeclared;
-        let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
-        let (kind, input) = match request {
-            ClientRequest::Elicit { message, schema } => {
-                if self.capabilities.elicitation.is_none() {
-                    return Err(undeclared("elicitation"));
-                }
-                let requested_schema: ElicitationSchema =
-                    serde_json::from_value(schema).map_err(|err| {
-                        ClientRefusal::Failed(format!(
-                            "the requested schema is not a form MCP clients take: {err}"
-                        ))
-                    })?;
-                let params = ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message: crate::client::framed(asking, &message),
-                    requested_schema,
-                };
-                (
-                    "elicit",
-                    InputRequest::Elicitation(ElicitRequest::new(params)),
-                )
-            }
-            ClientRequest::Sample {
-                messages,
-                preferences,
-                max_tokens,
-            } => {
-                if self.capabilities.sampling.is_none() {
-                    return Err(undeclared("sampling"));
-                }
-                let params = crate::client::sampling_params(messages, preferences, max_tokens);
-                (
-                    "sample",
-                    InputRequest::CreateMessage(CreateMessageRequest::new(params)),
-                )
-            }
-            ClientRequest::Roots => {
-                if self.capabilities.roots.is_none() {
-                    return Err(undeclared("roots"));
-                }
-                (
-                    "roots",
-                    InputRequest::ListRoots(ListRootsRequest::default()),
-                )
-            }
-            _ => {
-                return Err(ClientRefusal::Unsupported(
-                    "this corral does not know the request".into(),
-                ));
-            }
-        };
-        Ok((format!("{kind}-{n}"), input))
-    }
-
-    /// Waits for `key`'s answer and reads it as the answer to `kind`.
-    async fn answer(&self, asking: &Asking, key: &str) -> Result<ClientAnswer, ClientRefusal> {
+        request: &ClientRequest,
+    ) -> Result<ClientAnswer, ClientRefusal> {
+        let key = request.key();
         let answer = tokio::time::timeout(
             asking.timeout,
             wait_for_answer(&self.tasks, &self.id, &self.wake, key),
@@ -132,43 +69,8 @@ impl TaskClient {
                 asking.timeout.as_secs()
             ))
         })?;
-        read_answer(key, value)
+        crate::client::read_answer(request, value)
     }
-}
-
-/// The client's answer under `key` (its kind is the key's prefix).
-fn read_answer(key: &str, value: Value) -> Result<ClientAnswer, ClientRefusal> {
-    let unusable = |err: serde_json::Error| {
-        ClientRefusal::Failed(format!("the client's answer to `{key}` is unusable: {err}"))
-    };
-    if key.starts_with("elicit-") {
-        let result: ElicitResult = serde_json::from_value(value).map_err(unusable)?;
-        return Ok(ClientAnswer::Elicited(crate::client::elicitation_of(
-            result,
-        )));
-    }
-    if key.starts_with("sample-") {
-        let result: CreateMessageResult = serde_json::from_value(value).map_err(unusable)?;
-        let text = result
-            .message
-            .content
-            .iter()
-            .find_map(|block| block.as_text().map(|t| t.text.clone()))
-            .ok_or_else(|| ClientRefusal::Failed("the model answered without text".into()))?;
-        return Ok(ClientAnswer::Sampled(Sampled::new(
-            text,
-            result.model,
-            result.stop_reason,
-        )));
-    }
-    let result: ListRootsResult = serde_json::from_value(value).map_err(unusable)?;
-    Ok(ClientAnswer::Roots(
-        result
-            .roots
-            .into_iter()
-            .map(|root| ClientRoot::new(root.uri, root.name))
-            .collect(),
-    ))
 }
 
 impl ClientRequests for TaskClient {
@@ -187,21 +89,24 @@ impl ClientRequests for TaskClient {
         requests: Vec<ClientRequest>,
     ) -> ClientFutures<'a> {
         Box::pin(async move {
-            let prepared: Vec<Result<(String, InputRequest), ClientRefusal>> = requests
+            let prepared: Vec<Result<(ClientRequest, InputRequest), ClientRefusal>> = requests
                 .into_iter()
-                .map(|request| self.input_request(asking, request))
+                .map(|request| {
+                    crate::client::input_request(asking, &self.capabilities, &request)
+                        .map(|input| (request, input))
+                })
                 .collect();
             let mut pending = InputRequests::new();
-            for (key, input) in prepared.iter().flatten() {
-                pending.insert(key.clone(), input.clone());
+            for (request, input) in prepared.iter().flatten() {
+                pending.insert(request.key().to_string(), input.clone());
             }
             // Every request of one `ask` waits at once.
             if !pending.is_empty() {
                 save(&self.tasks, &self.id, &self.record, |s| ask(s, pending)).await;
             }
             futures_util::future::join_all(prepared.into_iter().map(|p| async move {
-                let (key, _) = p?;
-                self.answer(asking, &key).await
+                let (request, _) = p?;
+                self.answer(asking, &request).await
             }))
             .await
         })

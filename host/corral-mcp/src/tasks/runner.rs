@@ -34,6 +34,10 @@ pub(crate) struct Job {
     /// the guest's requests go through the task's `inputRequests` too, as
     /// far as `capabilities` (the client's) allow.
     pub client_requests: Option<rmcp::model::ClientCapabilities>,
+    /// The input-required round whose retry became this task (mode
+    /// `after_input`): it answers what the client answered before the task,
+    /// and hands the rest to the task's `inputRequests`.
+    pub round: Option<Arc<crate::approval::RoundClient>>,
 }
 
 /// Resolves when a cancel of task `id` was asked, here or on another replica.
@@ -96,6 +100,7 @@ pub(crate) async fn run(
         mut options,
         ask_client,
         client_requests,
+        round,
     } = job;
     let (progress_tx, progress_rx) = watch::channel(String::new());
     options.progress = Some(Arc::new(move |_tool: &str, message: &str| {
@@ -115,13 +120,20 @@ pub(crate) async fn run(
         )));
     }
     if let Some(capabilities) = client_requests {
-        options.client = Some(Arc::new(super::client::TaskClient::new(
+        let task_client = Arc::new(super::client::TaskClient::new(
             tasks.clone(),
             id.clone(),
             record.clone(),
             wake.subscribe(),
             capabilities,
-        )));
+        ));
+        options.client = Some(match round {
+            Some(round) => {
+                round.then(task_client);
+                round
+            }
+            None => task_client,
+        });
     }
     // The lease and the status message are kept by a task of their own:
     // a save waits for the record's lock, which a review inside the call

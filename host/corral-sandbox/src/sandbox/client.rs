@@ -5,20 +5,26 @@
 //! Each request is checked here, in this order: the policy's grant
 //! (`denied`, naming the grant to add), the request's own rules (a flat
 //! elicitation form; sampling's `max_tokens` and `calls_per_call`:
-//! `over-budget`), then it goes to the call's [`ClientHook`] with the
-//! wall-clock budget paused. A call without a hook (the CLI, the library
-//! without a client) gets `unsupported`.
+//! `over-budget`; the key a guest gives it), then it goes to the call's
+//! [`ClientHook`] with the wall-clock budget paused. A call without a hook
+//! (the CLI, the library without a client) gets `unsupported`.
+//!
+//! A hook may answer [`ClientRefusal::Stop`]: the guest is then stopped
+//! where it asked (the import traps, so it does nothing after the
+//! request), and the call ends with the hook's error. That is how an MCP
+//! 2026-07-28 client is asked outside a task: the call ends
+//! input-required, and its retry runs it again with the answers.
 
 use super::SandboxState;
 use super::imports::truncate;
 use crate::bindings::v3::corral::tool::client::{
-    Answer, ClientError, ElicitAnswer, ElicitRequest, Host, ModelPreferences, Request, Root,
-    SampleRequest, Sampled, SamplingContent, SamplingMessage,
+    Answer, ClientError, ElicitAnswer, ElicitRequest, Host, InputRequest, ModelPreferences,
+    Request, Root, SampleRequest, Sampled, SamplingContent, SamplingMessage,
 };
 use crate::bindings::v3::corral::tool::types::Role as WitRole;
 use crate::client::{
     self as data, ClientAnswer, ClientRefusal, ClientRequest, Elicitation,
-    elicitation_schema_problem,
+    elicitation_schema_problem, key_problem,
 };
 use crate::parts::{Media, Role};
 
@@ -44,9 +50,32 @@ impl SandboxState {
         ))
     }
 
+    /// The request's key: the guest's, checked, or the host's next for its
+    /// kind (`elicit-1`, ...).
+    fn key(&mut self, key: Option<String>, request: &Request) -> Result<String, ClientError> {
+        if let Some(key) = key {
+            return match key_problem(&key) {
+                Some(problem) => Err(ClientError::Failed(problem)),
+                None => Ok(key),
+            };
+        }
+        let (kind, slot) = match request {
+            Request::Elicit(_) => ("elicit", 0),
+            Request::Sample(_) => ("sample", 1),
+            Request::Roots => ("roots", 2),
+        };
+        self.unnamed[slot] += 1;
+        Ok(format!("{kind}-{}", self.unnamed[slot]))
+    }
+
     /// A guest's request checked against the grants and limits, as the
     /// hook takes it.
-    fn prepare(&mut self, request: Request) -> Result<ClientRequest, ClientError> {
+    fn prepare(
+        &mut self,
+        key: Option<String>,
+        request: Request,
+    ) -> Result<ClientRequest, ClientError> {
+        let key = self.key(key, &request)?;
         match request {
             Request::Elicit(ElicitRequest {
                 message,
@@ -62,19 +91,27 @@ impl SandboxState {
                     return Err(ClientError::Failed(problem));
                 }
                 let message = truncate(self.leaks.string("elicitation", message));
-                Ok(ClientRequest::Elicit { message, schema })
+                Ok(ClientRequest::Elicit {
+                    key,
+                    message,
+                    schema,
+                })
             }
-            Request::Sample(request) => self.prepare_sample(request),
+            Request::Sample(request) => self.prepare_sample(key, request),
             Request::Roots => {
                 if !self.client_grants.roots {
                     return Err(self.denied("learn the client's roots", "`roots = true`"));
                 }
-                Ok(ClientRequest::Roots)
+                Ok(ClientRequest::Roots { key })
             }
         }
     }
 
-    fn prepare_sample(&mut self, request: SampleRequest) -> Result<ClientRequest, ClientError> {
+    fn prepare_sample(
+        &mut self,
+        key: String,
+        request: SampleRequest,
+    ) -> Result<ClientRequest, ClientError> {
         let Some(grant) = self.client_grants.sampling else {
             return Err(self.denied(
                 "ask the client's model",
@@ -121,6 +158,7 @@ impl SandboxState {
             intelligence_priority: p.intelligence_priority,
         });
         Ok(ClientRequest::Sample {
+            key,
             messages,
             preferences,
             max_tokens: request.max_tokens,
@@ -129,39 +167,54 @@ impl SandboxState {
 
     /// Sends the prepared `requests` to the hook at once, with the budget
     /// paused; an answer per request, in order.
+    ///
+    /// # Errors
+    /// A trap when the hook stops the call ([`ClientRefusal::Stop`]): its
+    /// error is kept for the call's result.
     async fn ask_client(
         &mut self,
         requests: Vec<ClientRequest>,
-    ) -> Vec<Result<ClientAnswer, ClientError>> {
+    ) -> wasmtime::Result<Vec<Result<ClientAnswer, ClientError>>> {
         let Some(hook) = self.client.clone() else {
-            return requests
+            return Ok(requests
                 .iter()
                 .map(|r| Err(self.no_client(r.capability())))
-                .collect();
+                .collect());
         };
         self.budget.pause();
         let answers = hook.ask_all(requests).await;
         self.budget.resume();
-        answers
-            .into_iter()
-            .map(|answer| {
-                answer.map_err(|refusal| match refusal {
-                    ClientRefusal::Unsupported(text) => ClientError::Unsupported(text),
-                    ClientRefusal::OverBudget(text) => ClientError::OverBudget(text),
-                    ClientRefusal::Failed(text) => ClientError::Failed(text),
-                })
-            })
-            .collect()
+        let mut out = Vec::with_capacity(answers.len());
+        for answer in answers {
+            out.push(match answer {
+                Ok(answer) => Ok(answer),
+                Err(ClientRefusal::Unsupported(text)) => Err(ClientError::Unsupported(text)),
+                Err(ClientRefusal::OverBudget(text)) => Err(ClientError::OverBudget(text)),
+                Err(ClientRefusal::Failed(text)) => Err(ClientError::Failed(text)),
+                Err(ClientRefusal::Stop(stop)) => {
+                    let reason = stop.to_string();
+                    self.config_error = Some(*stop);
+                    return Err(wasmtime::Error::msg(format!(
+                        "the guest was stopped at its client request: {reason}"
+                    )));
+                }
+            });
+        }
+        let answers = out;
+        Ok(answers)
     }
 
     /// One request, prepared, asked and answered.
-    async fn ask_one(&mut self, request: Request) -> Result<Answer, ClientError> {
-        let prepared = self.prepare(request)?;
-        let mut answers = self.ask_client(vec![prepared]).await;
-        answers
+    async fn ask_one(&mut self, request: Request) -> wasmtime::Result<Result<Answer, ClientError>> {
+        let prepared = match self.prepare(None, request) {
+            Ok(prepared) => prepared,
+            Err(err) => return Ok(Err(err)),
+        };
+        let mut answers = self.ask_client(vec![prepared]).await?;
+        Ok(answers
             .pop()
             .unwrap_or_else(|| Err(mismatched()))
-            .map(answer)
+            .map(answer))
     }
 }
 
@@ -206,15 +259,16 @@ impl Host for SandboxState {
         &mut self,
         message: String,
         requested_schema: String,
-    ) -> Result<ElicitAnswer, ClientError> {
+    ) -> wasmtime::Result<Result<ElicitAnswer, ClientError>> {
         let request = Request::Elicit(ElicitRequest {
             message,
             requested_schema,
         });
-        match self.ask_one(request).await? {
-            Answer::Elicited(answer) => Ok(answer),
-            _ => Err(mismatched()),
-        }
+        Ok(match self.ask_one(request).await? {
+            Ok(Answer::Elicited(answer)) => Ok(answer),
+            Ok(_) => Err(mismatched()),
+            Err(err) => Err(err),
+        })
     }
 
     async fn sample(
@@ -222,45 +276,64 @@ impl Host for SandboxState {
         messages: Vec<SamplingMessage>,
         preferences: Option<ModelPreferences>,
         max_tokens: u32,
-    ) -> Result<Sampled, ClientError> {
+    ) -> wasmtime::Result<Result<Sampled, ClientError>> {
         let request = Request::Sample(SampleRequest {
             messages,
             preferences,
             max_tokens,
         });
-        match self.ask_one(request).await? {
-            Answer::Sampled(sampled) => Ok(sampled),
-            _ => Err(mismatched()),
-        }
+        Ok(match self.ask_one(request).await? {
+            Ok(Answer::Sampled(sampled)) => Ok(sampled),
+            Ok(_) => Err(mismatched()),
+            Err(err) => Err(err),
+        })
     }
 
-    async fn roots(&mut self) -> Result<Vec<Root>, ClientError> {
-        match self.ask_one(Request::Roots).await? {
-            Answer::Roots(roots) => Ok(roots),
-            _ => Err(mismatched()),
-        }
+    async fn roots(&mut self) -> wasmtime::Result<Result<Vec<Root>, ClientError>> {
+        Ok(match self.ask_one(Request::Roots).await? {
+            Ok(Answer::Roots(roots)) => Ok(roots),
+            Ok(_) => Err(mismatched()),
+            Err(err) => Err(err),
+        })
     }
 
-    async fn ask(&mut self, requests: Vec<Request>) -> Vec<Result<Answer, ClientError>> {
+    async fn ask(
+        &mut self,
+        requests: Vec<InputRequest>,
+    ) -> wasmtime::Result<Vec<Result<Answer, ClientError>>> {
         if requests.len() > MAX_ASKED_AT_ONCE {
             let refusal = format!(
                 "{} requests asked at once; `ask` takes at most {MAX_ASKED_AT_ONCE}",
                 requests.len()
             );
-            return requests
+            return Ok(requests
                 .iter()
                 .map(|_| Err(ClientError::Failed(refusal.clone())))
-                .collect();
+                .collect());
         }
         // Each request checked on its own; the ones that pass go together.
-        let prepared: Vec<Result<ClientRequest, ClientError>> =
-            requests.into_iter().map(|r| self.prepare(r)).collect();
+        let mut keys = std::collections::BTreeSet::new();
+        let mut prepared: Vec<Result<ClientRequest, ClientError>> =
+            Vec::with_capacity(requests.len());
+        for InputRequest { key, request } in requests {
+            let checked = self.prepare(key, request).and_then(|request| {
+                if keys.insert(request.key().to_string()) {
+                    Ok(request)
+                } else {
+                    Err(ClientError::Failed(format!(
+                        "two requests of one `ask` are named `{}`; give each its own key",
+                        request.key()
+                    )))
+                }
+            });
+            prepared.push(checked);
+        }
         let ready: Vec<ClientRequest> = prepared
             .iter()
             .filter_map(|p| p.as_ref().ok().cloned())
             .collect();
-        let mut answers = self.ask_client(ready).await.into_iter();
-        prepared
+        let mut answers = self.ask_client(ready).await?.into_iter();
+        Ok(prepared
             .into_iter()
             .map(|p| match p {
                 Ok(_) => answers
@@ -269,6 +342,6 @@ impl Host for SandboxState {
                     .map(answer),
                 Err(err) => Err(err),
             })
-            .collect()
+            .collect())
     }
 }

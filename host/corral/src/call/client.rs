@@ -40,6 +40,12 @@ pub struct Asking {
 /// Return [`ClientRefusal::Unsupported`] for a request kind the client
 /// cannot answer (it did not declare the MCP capability), and
 /// [`ClientRefusal::Failed`] when asking failed; the guest gets the text.
+/// Return [`ClientRefusal::Stop`] to end the call at the request instead
+/// (the guest is stopped there and gets no answer): with
+/// [`CallError::InputRequired`](crate::CallError::InputRequired) when the
+/// answer comes with a retry of the whole call, which runs the guest again
+/// from the start and must then answer the same requests (same kind, key
+/// and content) from what the client sent.
 pub trait ClientRequests: Send + Sync {
     /// Answers `request` of the call `asking` describes.
     fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a>;

@@ -167,14 +167,16 @@ impl Tool {
     }
 
     /// Whether a call of the tool becomes an MCP task for a client that
-    /// takes them: modes `required` and `always`; under `when_slow`, a tool
+    /// takes them: modes `required`, `always` and `after_input` (after its
+    /// first call's input, see [`TaskMode::AfterInput`](crate::TaskMode::AfterInput));
+    /// under `when_slow`, a tool
     /// whose latency is `slow`, `execute_tool_plan`, `execute_code` and
     /// pipelines (their steps add up), and a deadline over
     /// [`SLOW_DEADLINE`](crate::SLOW_DEADLINE).
     pub fn prefers_task(&self) -> bool {
         use crate::TaskMode;
         match self.task_mode() {
-            TaskMode::Required | TaskMode::Always => true,
+            TaskMode::Required | TaskMode::Always | TaskMode::AfterInput => true,
             TaskMode::Never => false,
             _ => {
                 self.spec.metadata.latency == corral_sandbox::Latency::Slow

@@ -299,7 +299,9 @@ impl crate::call::client::ClientRequests for ConsoleClient {
         use corral_sandbox::{ClientAnswer, ClientRefusal, ClientRequest};
         Box::pin(async move {
             let (message, schema) = match request {
-                ClientRequest::Elicit { message, schema } => (message, schema),
+                ClientRequest::Elicit {
+                    message, schema, ..
+                } => (message, schema),
                 ClientRequest::Sample { .. } => {
                     return Err(ClientRefusal::Unsupported(
                         "sampling needs an MCP client's model, which `corral call` has not; \

@@ -1,10 +1,13 @@
 //! Stage 6, classify and cap the output: what a sandbox run produced, turned
 //! into a [`CallOutput`] or exactly one [`CallError`] class.
 //!
-//! Precedence: a limit or trap first (the guest did not return); then a
-//! failed or denied guest-requested review (the model never sees the output
-//! of an action a reviewer stopped, whatever the guest returned afterwards);
-//! then the guest's own WIT error (with its code); then the output cap.
+//! Precedence: an error that ended the run from the host's side first (a
+//! client request answered only on a retry, which stopped the guest; a
+//! review nobody could make); then a limit or trap (the guest did not
+//! return); then a denied guest-requested review (the model never sees the
+//! output of an action a reviewer stopped, whatever the guest returned
+//! afterwards); then the guest's own WIT error (with its code); then the
+//! output cap.
 //!
 //! A guest's error message is untrusted text: it is cut to
 //! [`MAX_LOG_MESSAGE_BYTES`] and its control characters escaped here, once,
@@ -72,6 +75,12 @@ pub(super) fn outcome(
         }
         other => other,
     };
+    // An error met during the run (a client request that stops the guest,
+    // a review nobody could make) is the call's outcome, whatever the guest
+    // did after it, a trap included.
+    if let Some(err) = report.config_error {
+        return Err(err);
+    }
     let returned = match result {
         Ok(OpResult::Call(returned)) => returned,
         Ok(OpResult::Describe(_) | OpResult::Script(_)) => {
@@ -85,9 +94,6 @@ pub(super) fn outcome(
         }
         Err(failure) => return Err(failure.into_call_error(name, limits)),
     };
-    if let Some(err) = report.config_error {
-        return Err(err);
-    }
     if let Some(reason) = report.rejected {
         return Err(CallError::Rejected {
             tool: name.to_string(),

@@ -150,6 +150,9 @@ impl Policy {
         let words = |mode: super::TaskMode| match mode {
             super::TaskMode::Required => "always a task; clients without tasks are refused",
             super::TaskMode::Always => "always a task for MCP clients that take them",
+            super::TaskMode::AfterInput => {
+                "a task once the MCP client has answered what the tool asks first"
+            }
             super::TaskMode::Never => "never a task",
             _ => "a task when slow",
         };

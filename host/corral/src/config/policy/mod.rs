@@ -70,7 +70,7 @@
 //! latency = "fast"               # fast, medium (the default) or slow
 //!
 //! [tasks]                        # MCP clients with the Tasks extension (SEP-2663)
-//! mode = "when_slow"             # required, always, when_slow (the default) or never
+//! mode = "when_slow"             # required, always, after_input, when_slow (the default) or never
 //! tools = { render_report = "always" }
 //!
 //! [client]                       # what the guest may ask the MCP client (WIT 0.3.0)

@@ -18,6 +18,15 @@ pub enum TaskMode {
     Required,
     /// Every call is a task for a client that takes them; others wait.
     Always,
+    /// The client's input first, then a task (SEP-2663's composition of
+    /// input-required rounds and a task): a 2026-07-28 client's first call
+    /// runs in line, so that a declared approval and what the guest asks
+    /// the client (WIT 0.3.0 `corral:tool/client`) go back as
+    /// input-required results; the retry that brings the answers becomes
+    /// the task, and whatever the guest asks after them waits in the task
+    /// (`tasks/update`). A call that asks nothing finishes in line. Other
+    /// clients that take tasks: as `always`.
+    AfterInput,
     /// Calls that may take long: a tool whose latency is `slow`, the
     /// built-ins `execute_tool_plan` and `execute_code`, a pipeline, and a
     /// tool whose deadline exceeds [`SLOW_DEADLINE`]. The default.
@@ -36,7 +45,7 @@ pub const SLOW_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10
 ///
 /// ```toml
 /// [tasks]
-/// mode = "when_slow"             # required, always, when_slow (the default) or never
+/// mode = "when_slow"             # required, always, after_input, when_slow (the default) or never
 /// tools = { render_report = "always", ping = "never" }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
