@@ -4,14 +4,17 @@
 
 Usage: python_client_requests.py CORRAL_BIN REFERENCE_TOOLS_WASM CACHE_DIR
 
-In `legacy` mode (a session) the server asks in line: the elicitation
-callback sees the plugin's framed message and answers accept, decline or
-cancel; the sampling callback sees the warning in `_meta` and answers; the
-roots callback lists the workspace; all three asked at once are answered.
-In the default mode (2026-07-28, stateless) corral does not ask mid-call
-yet: the tool is told so (`unsupported`), and a tool that needs sampling
-is refused before it runs when the client cannot sample. Exits non-zero on
-the first failed check.
+In both modes the callbacks answer the same way: the elicitation callback
+sees the plugin's framed message and answers accept, decline or cancel;
+the sampling callback sees the warning in `_meta` and answers; the roots
+callback lists the workspace; all three asked at once are answered. In
+`legacy` mode (a session) the server asks in line; in the default mode
+(2026-07-28, stateless) it answers input-required results, and the client
+retries with the answers (as many rounds as the tool asks). A tool that
+may write and is not idempotent is asked in line, but never by a retry
+(which would run it twice). A tool that needs sampling is refused before
+it runs when the client cannot sample. Exits non-zero on the first failed
+check.
 """
 
 import os
@@ -26,6 +29,11 @@ from mcp_support import HttpServer, User, is_error, text
 CORRAL, REFERENCE, CACHE = sys.argv[1:4]
 
 POLICY = """version = 1
+[[filesystem]]
+host = "data"
+guest = "/data"
+access = "read-write"
+
 [client]
 elicitation = true
 roots = true
@@ -79,9 +87,19 @@ async def session_checks(client, user, model, label):
     assert text(result) == 'name "Bo"; model echo What is 2+2?; 1 roots', f"{label}: {result}"
 
 
-async def stateless_checks(client, label):
-    result = await client.call_tool("test_elicitation", {"message": "Who?"})
-    assert is_error(result) and "stateless revision 2026-07-28" in text(result), f"{label}: {result}"
+async def rounds_checks(client, user, label):
+    user.plan(("accept", {"name": "Ada"}), ("accept", {"color": "teal"}))
+    result = await client.call_tool("test_input_required_result_multi_round", {})
+    assert text(result) == "Ada likes teal", f"{label}: {result}"
+    user.plan(("accept", {"name": "Eve"}))
+    result = await client.call_tool("remember_name", {})
+    assert is_error(result) and "retry of the whole call" in text(result), f"{label}: {result}"
+
+
+async def inline_write_checks(client, user, label):
+    user.plan(("accept", {"name": "Eve"}))
+    result = await client.call_tool("remember_name", {})
+    assert text(result) == "remembered Eve", f"{label}: {result}"
 
 
 async def refused_without_sampling(target, label):
@@ -98,6 +116,7 @@ async def main():
     with tempfile.TemporaryDirectory() as root:
         plugins = os.path.join(root, "plugins")
         os.mkdir(plugins)
+        os.mkdir(os.path.join(plugins, "data"))
         shutil.copy(REFERENCE, os.path.join(plugins, "reference_tools.wasm"))
         with open(os.path.join(plugins, "reference_tools.policy.toml"), "w") as f:
             f.write(POLICY)
@@ -112,10 +131,11 @@ async def main():
                     user, model = User(), Model()
                     async with Client(target, elicitation_callback=user, sampling_callback=model,
                                       list_roots_callback=roots, **kwargs) as client:
+                        await session_checks(client, user, model, label)
                         if mode == "legacy":
-                            await session_checks(client, user, model, label)
+                            await inline_write_checks(client, user, label)
                         else:
-                            await stateless_checks(client, label)
+                            await rounds_checks(client, user, label)
                     await refused_without_sampling(target, label)
                 finally:
                     if server:

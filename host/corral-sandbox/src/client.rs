@@ -335,3 +335,32 @@ pub fn elicitation_schema_problem(schema: &Value) -> Option<String> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_short_plain_ascii() {
+        for good in [
+            "user_name",
+            "step-2",
+            "a.b",
+            "X9",
+            &"k".repeat(MAX_KEY_BYTES),
+        ] {
+            assert_eq!(key_problem(good), None, "{good}");
+        }
+        for bad in [
+            "",
+            "two words",
+            "ключ",
+            "a/b",
+            "\u{1b}[2J",
+            &"k".repeat(MAX_KEY_BYTES + 1),
+        ] {
+            let problem = key_problem(bad).expect(bad);
+            assert!(!problem.contains('\u{1b}'), "{problem}");
+        }
+    }
+}

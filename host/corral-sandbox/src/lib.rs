@@ -34,8 +34,8 @@ mod trace;
 pub use cache::{CacheOutcome, ComponentCache, compile};
 pub use client::{
     ClientAnswer, ClientFuture, ClientFutures, ClientGrants, ClientHook, ClientRefusal,
-    ClientRequest, Elicitation, ModelPreferences, Root, Sampled, SamplingContent, SamplingGrant,
-    SamplingMessage, elicitation_schema_problem,
+    ClientRequest, Elicitation, MAX_KEY_BYTES, ModelPreferences, Root, Sampled, SamplingContent,
+    SamplingGrant, SamplingMessage, elicitation_schema_problem, key_problem,
 };
 pub use engine::{EPOCH_TICK, Engine, SCRIPT_INSTANCES};
 pub use error::{CallError, ComponentError};
