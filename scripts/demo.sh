@@ -26,8 +26,8 @@ run call sha256 '{"text": "abc"}' --json
 run call statistics '{"values": [3, 1, 4, 1, 5, 9, 2, 6]}'
 
 echo
-echo "==> a result of several parts (contract 0.3.0): a sentence, a PNG image and the data;"
-echo "    --out writes the image (target/demo/bar_chart-1.png):"
+echo "==> a result of several parts (contract 0.3.0): a sentence, a PNG image, the data and a"
+echo "    corral:// link to the file; --out writes the image (target/demo/bar_chart-1.png):"
 mkdir -p target/demo
 run call bar_chart '{"title": "Calls per tool", "labels": ["sha256", "word_count", "slugify", "fetch_url"], "values": [1200, 860, 430, 95]}' --out target/demo
 

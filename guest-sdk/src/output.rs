@@ -65,7 +65,12 @@ impl Part {
     }
 
     /// A link to a resource the client can fetch: an `https://` or
-    /// `corral://` URI, with a non-empty `name`.
+    /// `corral://` URI, with a non-empty `name`. A `corral://` URI names a
+    /// resource the host keeps: embed it in the same output
+    /// ([`resource_blob`](Self::resource_blob) or
+    /// [`resource_text`](Self::resource_text) with the same URI), and an
+    /// MCP client gets the link alone and reads the contents with
+    /// `resources/read` (for an hour, and only the tenant that called).
     pub fn link(uri: impl Into<String>, name: impl Into<String>) -> Self {
         Self::of(wit::Content::ResourceLink(wit::ResourceLink {
             uri: uri.into(),

@@ -201,7 +201,7 @@ async fn the_chart_sample_draws_a_png_of_the_size_asked_and_returns_its_data() {
         .call("bar_chart", &arguments.to_string(), &CallOptions::default())
         .await
         .expect("chart");
-    assert_eq!(out.parts.len(), 3, "{:?}", out.parts);
+    assert_eq!(out.parts.len(), 5, "{:?}", out.parts);
     assert!(
         matches!(&out.parts[0].content, PartContent::Text { text } if text.contains("the largest is c (7.25)")),
         "{:?}",
@@ -217,6 +217,19 @@ async fn the_chart_sample_draws_a_png_of_the_size_asked_and_returns_its_data() {
     // The data is the structured part, which plans reference.
     let data = out.json().expect("json");
     assert_eq!(data["bars"][1], json!({"label": "b", "value": -1.5}));
+    // The file, linked and embedded under one `corral://` URI (an MCP client
+    // gets the link and reads the file; see `mcp::resources`).
+    let (PartContent::ResourceLink(link), PartContent::Resource(file)) =
+        (&out.parts[3].content, &out.parts[4].content)
+    else {
+        panic!("a link and the file, not {:?}", &out.parts[3..]);
+    };
+    assert!(
+        link.uri.starts_with("corral://chart/calls-") && link.uri.ends_with(".png"),
+        "{link:?}"
+    );
+    assert_eq!(file.uri, link.uri);
+    assert_eq!(link.size, Some(image.data.len() as u64));
     // A pipeline ending in the chart returns its parts too.
     let pipelines = json!({"version": 1, "pipelines": [{
         "name": "chart_of_two",
@@ -233,7 +246,7 @@ async fn the_chart_sample_draws_a_png_of_the_size_asked_and_returns_its_data() {
         .await
         .expect("pipeline");
     assert!(
-        matches!(&piped.parts[..], [_, p, _] if matches!(&p.content, PartContent::Image(_))),
+        matches!(&piped.parts[..], [_, p, ..] if matches!(&p.content, PartContent::Image(_))),
         "{:?}",
         piped.parts
     );

@@ -208,6 +208,12 @@ impl McpServer {
         {
             return Ok(CallToolResponse::InputRequired(asked));
         }
+        let mut result = result;
+        if let Ok(out) = &mut result {
+            let tenant = tasks::tenant_of(&options_context);
+            crate::resources::keep(self.tasks.store().as_ref(), &tenant, &name, &mut out.parts)
+                .await;
+        }
         let mut result = present::to_result(result);
         // A tool inside a facade this client has not unfolded: say where.
         if let Some(facade) = catalog.facades().holder(&name) {

@@ -19,7 +19,9 @@
 //!   it reach, and `corral/health`, see [`McpServer::describe`]). A tool that
 //!   is `DOWN` gets a short note at the end of its description, so a model
 //!   avoids it.
-//! - Resources: `corral://health` is the host's health report (JSON).
+//! - Resources: `corral://health` is the host's health report (JSON); the
+//!   `corral://` resources a tool's result embeds are kept for an hour for
+//!   the tenant that called it ([`resources`]).
 //! - `notifications/tools/list_changed` also when a tool goes `DOWN` or
 //!   recovers (its description changes).
 //! - `tools/call`: tool failures, invalid arguments, rejections and limits are
@@ -61,6 +63,7 @@ mod listen;
 pub mod ops;
 mod present;
 mod progress;
+pub mod resources;
 mod session;
 mod stdio;
 pub mod tasks;
@@ -377,13 +380,26 @@ impl ServerHandler for McpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         if request.uri != HEALTH_URI {
-            // SEP-2164: the URI that was not found goes in `data`.
+            let tenant = request_tenant(&context);
+            let kept = resources::read(self.tasks.store().as_ref(), &tenant, &request.uri)
+                .await
+                .map_err(|err| {
+                    McpError::internal_error(format!("cannot read the resource store: {err}"), None)
+                })?;
+            if let Some(contents) = kept {
+                return Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+                    vec![contents],
+                )));
+            }
+            // SEP-2164: the URI that was not found goes in `data`. Another
+            // tenant's resource reads as one that never existed.
             return Err(McpError::resource_not_found(
                 format!(
-                    "no resource `{}`; corral serves {HEALTH_URI}",
+                    "no resource `{}`; corral serves {HEALTH_URI}, and for an hour the \
+                     `corral://` resources a tool's result made for this tenant",
                     corral::untrusted_text::escape(&request.uri)
                 ),
                 Some(json!({"uri": request.uri})),

@@ -52,16 +52,26 @@ pub struct SamplingGrant {
     pub max_tokens: u32,
     /// The most `sample` requests one call may make.
     pub calls_per_call: u32,
+    /// The most tokens one tenant's calls of the plugin may ask for in an
+    /// hour (each request counts its `max-tokens`), or no such budget.
+    pub tokens_per_hour: Option<u32>,
 }
 
 impl SamplingGrant {
     /// At most `max_tokens` per request and `calls_per_call` requests per
-    /// call.
+    /// call, with no per-tenant budget.
     pub fn new(max_tokens: u32, calls_per_call: u32) -> Self {
         Self {
             max_tokens,
             calls_per_call,
+            tokens_per_hour: None,
         }
+    }
+
+    /// This grant with a per-tenant budget of `tokens` an hour.
+    pub fn with_tokens_per_hour(mut self, tokens: u32) -> Self {
+        self.tokens_per_hour = Some(tokens);
+        self
     }
 }
 

@@ -80,10 +80,56 @@ fn bar_chart(args: Chart) -> Result<ToolOutput, ToolError> {
         bottom.label,
         bottom.value
     );
+    // The file, kept by the host under a `corral://` URI: the client gets a
+    // link and reads it with `resources/read` when it wants the file.
+    let uri = format!(
+        "corral://chart/{}-{:016x}.png",
+        slug(&args.title),
+        fnv1a(&png)
+    );
+    let size = png.len() as u64;
     Ok(ToolOutput::new()
         .with(Part::text(summary))
-        .with(Part::image("image/png", png).for_audience(&[Audience::User, Audience::Assistant]))
-        .with(Part::json(&serde_json_value(&args.title, &bars))?))
+        .with(
+            Part::image("image/png", png.clone())
+                .for_audience(&[Audience::User, Audience::Assistant]),
+        )
+        .with(Part::json(&serde_json_value(&args.title, &bars))?)
+        .with(Part::link(&uri, "chart.png").described(
+            "The chart as a PNG file",
+            Some("image/png"),
+            Some(size),
+        ))
+        .with(Part::resource_blob(uri, Some("image/png"), png)))
+}
+
+/// `title` as a file-name stem: lowercase ASCII letters and digits, other
+/// runs as one `-`, at most 40 characters; `chart` when nothing is left.
+fn slug(title: &str) -> String {
+    let mut slug = String::new();
+    for c in title.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+        if slug.len() >= 40 {
+            break;
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() {
+        "chart".into()
+    } else {
+        slug.into()
+    }
+}
+
+/// FNV-1a of `bytes`: a name that differs when the picture does.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The structured content: `{"title", "bars": [{"label", "value"}]}`.

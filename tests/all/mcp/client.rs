@@ -207,6 +207,44 @@ fn without_a_grant_a_capability_or_budget_the_guest_is_told_why() {
 }
 
 #[test]
+fn a_tenants_sampling_budget_runs_out_and_others_keep_theirs() {
+    let policy = "version = 1\n[client]\n\
+                  sampling = { max_tokens = 100, calls_per_call = 1, tokens_per_hour = 150 }\n";
+    let (_dir, mut mcp) = server(policy, json!({"sampling": {}}));
+    let call = |id: u64, tenant: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "test_sampling", "arguments": {"prompt": "hi"},
+                          "_meta": {"corral/context": {"tenant": tenant}}}})
+    };
+    let model = json!({"role": "assistant", "content": {"type": "text", "text": "ok"},
+                       "model": "m"});
+    let answered = |mcp: &mut Stdio_, id: u64, tenant: &str| {
+        mcp.send(call(id, tenant));
+        let request = mcp.wait_for("sampling", |m| m["method"] == "sampling/createMessage");
+        mcp.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": model.clone()}));
+        mcp.response(id)
+    };
+    // Tenant a's first request (100 of its 150 tokens) goes to the model.
+    assert_eq!(text(&answered(&mut mcp, 1, "a")), "LLM response: ok");
+    // Its second cannot be paid for: over budget, and the client is not asked.
+    mcp.send(call(2, "a"));
+    let refused = mcp.response(2);
+    assert!(
+        text(&refused).contains("sampling budget of 150 per hour"),
+        "{refused}"
+    );
+    assert!(
+        mcp.backlog
+            .iter()
+            .all(|m| m["method"] != "sampling/createMessage"),
+        "{:?}",
+        mcp.backlog
+    );
+    // Tenant b has a budget of its own.
+    assert_eq!(text(&answered(&mut mcp, 3, "b")), "LLM response: ok");
+}
+
+#[test]
 fn inside_a_task_a_guests_requests_wait_for_tasks_update_each_on_its_own() {
     use super::stateless_meta;
     let policy = "version = 1\n[client]\nelicitation = true\n\

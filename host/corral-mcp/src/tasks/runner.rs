@@ -146,7 +146,13 @@ pub(crate) async fn run(
         let call = host.call_value(&name, arguments, &options);
         let cancel = cancel_requested(&tasks, &id, wake.subscribe());
         tokio::select! {
-            result = call => crate::present::task_end(result),
+            mut result = call => {
+                if let Ok(out) = &mut result {
+                    crate::resources::keep(tasks.store().as_ref(), &tenant, &name, &mut out.parts)
+                        .await;
+                }
+                crate::present::task_end(result)
+            }
             () = cancel => {
                 tracing::info!(tool = name, task = id, "task cancelled; sandbox torn down");
                 metrics::counter!("corral_calls_cancelled_total", "tool" => name.clone())

@@ -9,8 +9,10 @@
 //! The sandbox has checked the plugin's `[client]` grants and limits and
 //! paused the call's deadline; here the wait is bounded by the host's
 //! review timeout (`--review-timeout-ms`, 120 s by default), a script's
-//! deadline is paused too, and an elicitation's answer is checked against
-//! the schema the guest asked with before the guest sees it.
+//! deadline is paused too, a sampling request is charged to the tenant's
+//! budget (`sampling.tokens_per_hour`; one it cannot pay for is
+//! `over-budget` and never sent), and an elicitation's answer is checked
+//! against the schema the guest asked with before the guest sees it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +21,8 @@ use corral_sandbox::{
     ClientAnswer, ClientFuture, ClientFutures, ClientHook, ClientRefusal, ClientRequest,
     Elicitation, ReviewPause,
 };
+
+use crate::call::resilience::limiter::Limiter;
 
 /// Which call asks: what an answerer may show beside the request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,12 +73,34 @@ pub trait ClientRequests: Send + Sync {
 }
 
 /// The per-call [`ClientHook`]: the caller's [`ClientRequests`] under the
-/// review timeout, with a script's deadline paused and elicitation answers
-/// checked.
+/// review timeout, with a script's deadline paused, the tenant's sampling
+/// budget charged and elicitation answers checked.
 pub(crate) struct ToolClient {
     pub client: Arc<dyn ClientRequests>,
     pub asking: Asking,
     pub review_pause: Option<ReviewPause>,
+    /// The plugin's sampling budget per tenant, if its policy sets one.
+    pub sampling_budget: Option<Arc<Limiter>>,
+    /// The call's context, whose `tenant` the budget is charged to.
+    pub context: Vec<(String, String)>,
+}
+
+impl ToolClient {
+    /// `Err(over-budget)` for a sampling request the tenant's budget cannot
+    /// pay for (its `max-tokens` are taken from the budget otherwise).
+    fn charge(&self, request: &ClientRequest) -> Result<(), ClientRefusal> {
+        let (Some(budget), ClientRequest::Sample { max_tokens, .. }) =
+            (&self.sampling_budget, request)
+        else {
+            return Ok(());
+        };
+        budget.take(&self.context, *max_tokens).map_err(|limit| {
+            ClientRefusal::OverBudget(format!(
+                "{max_tokens} tokens asked, and this tenant's sampling budget of {limit} is \
+                 spent for now; it refills over the hour"
+            ))
+        })
+    }
 }
 
 impl ClientHook for ToolClient {
@@ -96,23 +122,39 @@ impl ClientHook for ToolClient {
                     _ => None,
                 })
                 .collect();
-            let count = requests.len();
+            // Over the tenant's budget: refused here, never sent.
+            let charged: Vec<Result<(), ClientRefusal>> =
+                requests.iter().map(|r| self.charge(r)).collect();
+            let sent: Vec<ClientRequest> = requests
+                .into_iter()
+                .zip(&charged)
+                .filter_map(|(request, charge)| charge.is_ok().then_some(request))
+                .collect();
+            let count = sent.len();
             self.review_pause.as_ref().inspect(|p| p.pause());
-            let answers = tokio::time::timeout(
-                self.asking.timeout,
-                self.client.ask_all(&self.asking, requests),
-            )
-            .await;
+            let answers =
+                tokio::time::timeout(self.asking.timeout, self.client.ask_all(&self.asking, sent))
+                    .await;
             self.review_pause.as_ref().inspect(|p| p.resume());
-            let Ok(mut answers) = answers else {
-                let late = format!("no answer within {} s", self.asking.timeout.as_secs());
-                return vec![Err(ClientRefusal::Failed(late)); count];
+            let mut answers = match answers {
+                Ok(answers) => answers,
+                Err(_) => {
+                    let late = format!("no answer within {} s", self.asking.timeout.as_secs());
+                    vec![Err(ClientRefusal::Failed(late)); count]
+                }
             };
             answers.resize_with(count, || {
                 Err(ClientRefusal::Failed("the client gave no answer".into()))
             });
-            answers
+            let mut answers = answers.into_iter();
+            charged
                 .into_iter()
+                .map(|charge| match charge {
+                    Ok(()) => answers.next().unwrap_or_else(|| {
+                        Err(ClientRefusal::Failed("the client gave no answer".into()))
+                    }),
+                    Err(refusal) => Err(refusal),
+                })
                 .zip(schemas)
                 .map(|(answer, schema)| {
                     let answer = answer?;

@@ -222,9 +222,15 @@ fn compile_one(
         Some(ms) => limits.describe.with_timeout_ms(ms),
         None => limits.describe,
     };
+    let sampling_budget = grants
+        .client
+        .sampling
+        .and_then(|s| s.tokens_per_hour)
+        .map(|tokens| Arc::new(crate::call::resilience::limiter::Limiter::sampling(tokens)));
     Ok(Compiled::Fresh(Box::new(Plugin {
         caps: policy.describe.apply(limits.caps),
         describe_limits,
+        sampling_budget,
         path: path.to_path_buf(),
         name: name.into(),
         sha256,

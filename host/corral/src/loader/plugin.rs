@@ -36,6 +36,10 @@ pub struct Plugin {
     pub(crate) caps: DescribeCaps,
     /// The limits its `describe` runs under.
     pub(crate) describe_limits: Limits,
+    /// Its tenants' sampling budgets (`[client] sampling.tokens_per_hour`),
+    /// kept as long as the plugin is: a reload that finds its file and
+    /// policy unchanged keeps them.
+    pub(crate) sampling_budget: Option<Arc<crate::call::resilience::limiter::Limiter>>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -62,7 +66,8 @@ impl Plugin {
         self.name.clone()
     }
 
-    /// The contract version the component targets: `0.2.0` or `0.1.0`.
+    /// The contract version the component targets: `0.3.0`, `0.2.0` or
+    /// `0.1.0`.
     pub fn wit_version(&self) -> &'static str {
         self.pre.wit_version()
     }
@@ -90,6 +95,13 @@ impl Plugin {
 
     pub(crate) fn grants(&self) -> &Grants {
         &self.grants
+    }
+
+    /// Its tenants' sampling budgets, when its policy sets one.
+    pub(crate) fn sampling_budget(
+        &self,
+    ) -> Option<&Arc<crate::call::resilience::limiter::Limiter>> {
+        self.sampling_budget.as_ref()
     }
 
     /// The caps its specs are held to: the host's, with its policy's

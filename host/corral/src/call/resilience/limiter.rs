@@ -113,6 +113,32 @@ impl Limiter {
         }
     }
 
+    /// A plugin's sampling budget (`[client] sampling.tokens_per_hour`):
+    /// `tokens` an hour per tenant (the context key `tenant`), all of it at
+    /// once, refilling evenly; check it with [`Limiter::take`].
+    pub(crate) fn sampling(tokens: u32) -> Self {
+        let config = RateLimitConfig {
+            requests: tokens,
+            per: Per::Hour,
+            burst_size: Some(tokens),
+            throw_on_limit: true,
+            wait_timeout_ms: 0,
+            per_context_key: Some("tenant".into()),
+            max_context_keys: None,
+        };
+        Self::new(&config, "tokens of sampling per tenant")
+    }
+
+    /// Takes `n` from the budget of the call with `context`; `Err` with
+    /// the budget's description ("N per hour (...)") when it cannot pay.
+    pub(crate) fn take(&self, context: &[(String, String)], n: u32) -> Result<(), Arc<str>> {
+        let n = NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN);
+        match self.budget(context).check_n(n) {
+            Ok(Ok(())) => Ok(()),
+            _ => Err(self.describe.clone()),
+        }
+    }
+
     /// The tenants with a budget now (after pending evictions): at most
     /// the capacity; 0 for a limiter not split by tenant.
     pub(crate) fn tenants(&self) -> u64 {

@@ -142,6 +142,13 @@ impl DispatchShared {
                     timeout: self.gate.timeout,
                 },
                 review_pause: invocation.options.review_pause.clone(),
+                sampling_budget: tool.plugin().and_then(|p| p.sampling_budget().cloned()),
+                context: invocation
+                    .options
+                    .context
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
             }) as Arc<dyn corral_sandbox::ClientHook>
         });
         let tool_name = tool.state().name();

@@ -13,7 +13,11 @@
 //! `sampling.required_by = ["tool"]` names the plugin's tools that cannot
 //! work without sampling: an MCP client that does not declare the
 //! capability is refused before their calls (`MissingRequiredClientCapability`,
-//! -32021).
+//! -32021). `sampling.tokens_per_hour = N` is a budget per tenant (the
+//! context key `tenant`) for the plugin's calls: each request counts the
+//! `max-tokens` it asks for, and one past the budget gets `over-budget`
+//! without reaching the client. It is kept per process (per replica) and
+//! starts afresh when the plugin's file or policy changes.
 
 use std::collections::BTreeSet;
 
@@ -31,6 +35,8 @@ type At<'a> = &'a dyn Fn(std::ops::Range<usize>, String) -> PolicyError;
 pub const MAX_SAMPLING_TOKENS: u32 = 100_000;
 /// The most requests `sampling.calls_per_call` may allow per call: 100.
 pub const MAX_SAMPLING_CALLS: u32 = 100;
+/// The most tokens `sampling.tokens_per_hour` may allow a tenant: 10 000 000.
+pub const MAX_SAMPLING_TOKENS_PER_HOUR: u32 = 10_000_000;
 
 /// `[client]` as TOML gives it.
 #[derive(Debug, Deserialize)]
@@ -48,6 +54,7 @@ pub(super) struct RawClient {
 struct RawSampling {
     max_tokens: u32,
     calls_per_call: u32,
+    tokens_per_hour: Option<u32>,
     #[serde(default)]
     required_by: BTreeSet<String>,
 }
@@ -55,9 +62,10 @@ struct RawSampling {
 /// The grants of `[client]`, and the tools that require sampling.
 ///
 /// # Errors
-/// `sampling.max_tokens` outside 1..=[`MAX_SAMPLING_TOKENS`], or
-/// `sampling.calls_per_call` outside 1..=[`MAX_SAMPLING_CALLS`], with the
-/// line.
+/// `sampling.max_tokens` outside 1..=[`MAX_SAMPLING_TOKENS`],
+/// `sampling.calls_per_call` outside 1..=[`MAX_SAMPLING_CALLS`], or
+/// `sampling.tokens_per_hour` outside `max_tokens`..=[`MAX_SAMPLING_TOKENS_PER_HOUR`],
+/// with the line.
 pub(super) fn grants(
     raw: Option<RawClient>,
     at: At<'_>,
@@ -90,10 +98,26 @@ pub(super) fn grants(
                 "calls_per_call",
             )?;
             required_by = sampling.required_by;
-            Some(SamplingGrant::new(
-                sampling.max_tokens,
-                sampling.calls_per_call,
-            ))
+            let grant = SamplingGrant::new(sampling.max_tokens, sampling.calls_per_call);
+            match sampling.tokens_per_hour {
+                None => Some(grant),
+                Some(tokens)
+                    if (sampling.max_tokens..=MAX_SAMPLING_TOKENS_PER_HOUR).contains(&tokens) =>
+                {
+                    Some(grant.with_tokens_per_hour(tokens))
+                }
+                Some(tokens) => {
+                    return Err(at(
+                        span,
+                        format!(
+                            "[client] sampling.tokens_per_hour must be between max_tokens ({}) \
+                             and {MAX_SAMPLING_TOKENS_PER_HOUR}, not {tokens}: a smaller budget \
+                             could never pay for one request",
+                            sampling.max_tokens
+                        ),
+                    ));
+                }
+            }
         }
     };
     Ok((

@@ -168,8 +168,13 @@ impl Policy {
         if let Some(sampling) = self.client.sampling {
             lines.push(format!(
                 "may ask the MCP client's model (sampling): at most {} tokens a request, \
-                 {} requests a call",
-                sampling.max_tokens, sampling.calls_per_call,
+                 {} requests a call{}",
+                sampling.max_tokens,
+                sampling.calls_per_call,
+                sampling
+                    .tokens_per_hour
+                    .map(|t| format!(", {t} tokens an hour per tenant"))
+                    .unwrap_or_default(),
             ));
         }
         for tool in &self.sampling_required_by {
