@@ -91,7 +91,7 @@ check "python mcp 2.3 tasks (SEP-2663) through a client extension: a slow call, 
   "$venv/bin/python" tests/mcp/python_tasks.py "$corral" \
   target/guests/wasm32-wasip2/release/fixture_reference_tools.wasm \
   target/guests/wasm32-wasip2/release/fixture_hostile.wasm "$cache"
-check "python mcp 2.3 guest requests to the client (elicitation, sampling, roots, several at once): callbacks in line (legacy) and through input-required rounds (default), a writing tool never asked by a retry, -32021 for a tool that needs sampling, stdio and HTTP" \
+check "python mcp 2.3 result parts (image, audio, embedded and linked resources read back per tenant) and guest requests to the client (elicitation, sampling, roots, several at once): callbacks in line (legacy) and through input-required rounds (default), a writing tool never asked by a retry, -32021 for a tool that needs sampling, stdio and HTTP" \
   "$venv/bin/python" tests/mcp/python_client_requests.py "$corral" \
   target/guests/wasm32-wasip2/release/fixture_reference_tools.wasm "$cache"
 check "python mcp 2.3 progressive disclosure: facades, unfold, fold, exclusive, both modes, stdio and HTTP" \

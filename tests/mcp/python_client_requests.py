@@ -4,7 +4,9 @@
 
 Usage: python_client_requests.py CORRAL_BIN REFERENCE_TOOLS_WASM CACHE_DIR
 
-In both modes the callbacks answer the same way: the elicitation callback
+In both modes, every kind of part arrives as its content block (a linked
+`corral://` file as its link, read back with `resources/read` by its tenant
+and no other), and the callbacks answer the same way: the elicitation callback
 sees the plugin's framed message and answers accept, decline or cancel;
 the sampling callback sees the warning in `_meta` and answers; the roots
 callback lists the workspace; all three asked at once are answered. In
@@ -87,6 +89,32 @@ async def session_checks(client, user, model, label):
     assert text(result) == 'name "Bo"; model echo What is 2+2?; 1 roots', f"{label}: {result}"
 
 
+async def parts_checks(client, label):
+    result = await client.call_tool("test_multiple_content_types", {})
+    kinds = [block.type for block in result.content]
+    assert kinds == ["text", "image", "resource"], f"{label}: {kinds}"
+    assert result.content[1].mime_type == "image/png", f"{label}: {result.content[1]}"
+    result = await client.call_tool("test_audio_content", {})
+    assert result.content[0].type == "audio" and result.content[0].mime_type == "audio/wav", label
+    # A linked corral:// file: the link alone, read back by its tenant only.
+    mine = {"corral/context": {"tenant": "t1"}}
+    result = await client.call_tool("test_resource_link", {}, meta=mine)
+    kinds = [block.type for block in result.content]
+    assert kinds == ["text", "resource_link"], f"{label}: {kinds}"
+    uri = str(result.content[1].uri)
+    read = await client.read_resource(uri, meta=mine, cache_mode="bypass")
+    assert read.contents[0].text == "all is well", f"{label}: {read}"
+    try:
+        other = await client.read_resource(uri, meta={"corral/context": {"tenant": "t2"}},
+                                           cache_mode="bypass")
+    except MCPError as err:
+        # Resource not found: -32002 before 2026-07-28, -32602 since (SEP-2164).
+        assert err.error.code in (-32002, -32602), f"{label}: {err.error}"
+        assert err.error.message.startswith("no resource `corral://"), f"{label}: {err.error}"
+    else:
+        raise AssertionError(f"{label}: another tenant read the file: {other}")
+
+
 async def rounds_checks(client, user, label):
     user.plan(("accept", {"name": "Ada"}), ("accept", {"color": "teal"}))
     result = await client.call_tool("test_input_required_result_multi_round", {})
@@ -132,6 +160,7 @@ async def main():
                     async with Client(target, elicitation_callback=user, sampling_callback=model,
                                       list_roots_callback=roots, **kwargs) as client:
                         await session_checks(client, user, model, label)
+                        await parts_checks(client, label)
                         if mode == "legacy":
                             await inline_write_checks(client, user, label)
                         else:
