@@ -82,7 +82,7 @@ if ! $only_rust; then
       "$TOOLS/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps \
         --target "$libs" -r "$src/requirements.txt"
     fi
-    "$TOOLS/venv/bin/componentize-py" -d wit/v0.1.0 -w corral:tool/plugin@0.1.0 componentize app \
+    "$TOOLS/venv/bin/componentize-py" -d wit -w corral:tool/plugin@0.3.0 componentize app \
       -p "$src" -p guest-sdk/python -p "$libs" -o "$out" > "$BUILD/$name.log"
   }
 

@@ -2,7 +2,8 @@
 //! embedded resources and annotations through the library, the CLI (text
 //! on stdout, `--out DIR` files, `--json` with base64) and MCP; and the
 //! host refusing parts that lie about their bytes, come by the thousand,
-//! point at `file://` or `javascript:`, or carry escape codes.
+//! point at `file://` or `javascript:`, or carry escape codes; and the
+//! Python helper's parts and client requests.
 
 use base64::Engine as _;
 use corral::{CallOptions, PartContent, Role};
@@ -10,7 +11,9 @@ use serde_json::json;
 
 use crate::cli::{corral, stdout_json};
 use crate::mcp::Stdio_;
-use crate::support::{CHART, HOSTILE, REFERENCE_TOOLS, plugin_dir};
+use crate::support::{
+    CHART, HOSTILE, PY_PROBE, REFERENCE_TOOLS, plugin_dir, plugin_dir_with_policies,
+};
 
 const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
 
@@ -262,4 +265,84 @@ async fn the_chart_sample_draws_a_png_of_the_size_asked_and_returns_its_data() {
         .unwrap_err();
     assert_eq!(err.kind(), "invalid_arguments", "{err}");
     assert!(err.to_string().contains("same length"), "{err}");
+}
+
+/// Answers a call's client requests: the person says "Ada", the roots are
+/// one folder.
+struct Scripted;
+
+impl corral::ClientRequests for Scripted {
+    fn ask<'a>(
+        &'a self,
+        _asking: &'a corral::Asking,
+        request: corral::ClientRequest,
+    ) -> corral::ClientFuture<'a> {
+        Box::pin(async move {
+            match request {
+                corral::ClientRequest::Elicit { .. } => Ok(corral::ClientAnswer::Elicited(
+                    corral::Elicitation::Accept(json!({"name": "Ada"})),
+                )),
+                _ => Ok(corral::ClientAnswer::Roots(vec![corral::ClientRoot::new(
+                    "file:///work".into(),
+                    Some("work".into()),
+                )])),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_python_helper_returns_parts_and_asks_the_client() {
+    let policy = "version = 1\n[client]\nelicitation = true\nroots = true\n";
+    let dir = plugin_dir_with_policies(&[(PY_PROBE, Some(policy))]);
+    let host = crate::support::host(dir.path()).await;
+    let out = host
+        .call("py_parts", r#"{"name": "Ada"}"#, &CallOptions::default())
+        .await
+        .expect("parts");
+    let kinds: Vec<&str> = out
+        .parts
+        .iter()
+        .map(|p| match &p.content {
+            PartContent::Text { .. } => "text",
+            PartContent::Image(_) => "image",
+            PartContent::Json { .. } => "json",
+            PartContent::ResourceLink(_) => "link",
+            PartContent::Resource(_) => "resource",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["text", "image", "json", "link", "resource"]);
+    let annotations = out.parts[1].annotations.as_ref().expect("annotations");
+    assert_eq!(
+        (annotations.audience.as_slice(), annotations.priority),
+        (&[Role::User][..], Some(0.5))
+    );
+    assert_eq!(*out.json().expect("json"), json!({"name": "Ada"}));
+
+    // Asked at once, each answered; under the key the tool gave.
+    let options = CallOptions::default().with_client(std::sync::Arc::new(Scripted));
+    let out = host
+        .call("py_ask", r#"{"question": "Who are you?"}"#, &options)
+        .await
+        .expect("asked");
+    assert_eq!(
+        *out.json().expect("json"),
+        json!({"answers": [["accept", {"name": "Ada"}], [["file:///work", "work"]]]})
+    );
+    // Without the grants the helper raises nothing: each answer is the
+    // ClientError naming the grant to add.
+    let dir = plugin_dir(&[PY_PROBE]);
+    let host = crate::support::host(dir.path()).await;
+    let out = host
+        .call("py_ask", r#"{"question": "Who?"}"#, &options)
+        .await
+        .expect("asked");
+    let answers = out.json().expect("json")["answers"].clone();
+    assert!(
+        answers[0]
+            .as_str()
+            .is_some_and(|a| a.starts_with("denied: ") && a.contains("elicitation = true")),
+        "{answers}"
+    );
 }

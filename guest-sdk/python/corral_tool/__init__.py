@@ -21,8 +21,9 @@ JSON Schema the host validates calls against::
 
     from corral_tool import Tool  # the export componentize-py looks for
 
-Build with ``componentize-py -d wit/v0.1.0 -w corral:tool/plugin@0.1.0 componentize
-app -p <this directory> -o app.wasm`` (``wit`` is corral's ``wit/`` folder).
+Build with ``componentize-py -d wit -w corral:tool/plugin@0.3.0 componentize
+app -p <this directory> -o app.wasm`` (``wit`` is corral's ``wit/`` folder:
+contract 0.3.0).
 
 What the helper does for you:
 
@@ -31,12 +32,27 @@ What the helper does for you:
 - ``call`` dispatches by name, parses the arguments, checks required, unknown
   and mistyped top-level fields (the host has validated them against the
   schema already; this guards the tool against a host that did not), passes
-  them as keyword arguments and returns the result as JSON text.
+  them as keyword arguments and returns the result: ``None`` as no part, an
+  ``Output`` (or a ``Part``) as its parts, anything else as one JSON part
+  (the structured result, which plans reference with ``$ref``).
 - ``InvalidArguments`` and ``ExecutionFailed`` raised by the function become
   the contract's ``tool-error`` cases. Any other exception is a bug: it
   propagates, the guest traps with the traceback on stderr, and the host
   reports a crash of the tool and keeps serving.
-- ``log``, ``progress`` and ``request_approval`` call the host.
+- ``log``, ``progress`` and ``request_approval`` call the host; ``elicit``,
+  ``sample``, ``roots`` and ``ask`` ask the MCP client that made the call,
+  as the plugin's policy (``[client]``) allows.
+
+A result of several parts (an image, audio, a resource)::
+
+    from corral_tool import Output, Part
+
+    @tool(idempotent=True)
+    def chart(values: list[float]) -> Output:
+        \"\"\"Draw the values.\"\"\"
+        png = render(values)
+        return Output(Part.text(f"{len(values)} bars"), Part.image("image/png", png),
+                      Part.json({"values": values}))
 
 Type hints understood: ``str``, ``int``, ``float``, ``bool``, ``list[T]``,
 ``dict[str, T]``, ``dict``, ``Optional[T]`` / ``T | None``, ``Literal[...]``
@@ -61,16 +77,26 @@ from wit_world.imports import host
 from wit_world.imports import types as wit
 
 from ._names import name_problem
+from ._client import ClientError, Request, ask, elicit, roots, sample
+from ._parts import Output, Part
 
 __all__ = [
+    "ClientError",
     "Context",
     "ExecutionFailed",
     "InvalidArguments",
+    "Output",
+    "Part",
+    "Request",
     "Tool",
     "ToolError",
+    "ask",
+    "elicit",
     "log",
     "progress",
     "request_approval",
+    "roots",
+    "sample",
     "tool",
 ]
 
@@ -85,12 +111,15 @@ class ToolError(Exception):
     """Base of the errors a tool reports through the contract.
 
     ``message`` says what went wrong and how to fix it (the model reads it);
-    ``code`` is an optional tool-defined 32-bit integer."""
+    ``code`` is an optional tool-defined 32-bit integer; ``retryable`` says
+    the same call may succeed if tried again (the host retries only
+    idempotent tools, and only such errors)."""
 
-    def __init__(self, message: str, code: Optional[int] = None):
+    def __init__(self, message: str, code: Optional[int] = None, retryable: bool = False):
         super().__init__(message)
         self.message = message
         self.code = code
+        self.retryable = retryable
 
 
 class InvalidArguments(ToolError):
@@ -135,6 +164,9 @@ def tool(
     requires_approval: bool = False,
     latency: str = "fast",
     return_behavior: str = "to_llm",
+    priority: int = 50,
+    depends_on: tuple[str, ...] | list[str] = (),
+    output_schema: Optional[dict] = None,
 ):
     """Registers a function as a tool of this plugin; use as ``@tool`` or
     ``@tool(...)``.
@@ -147,12 +179,16 @@ def tool(
     ``idempotent`` (False), ``sequential`` (False: calls may run in
     parallel), ``requires_approval`` (False), ``latency`` (``"fast"``,
     ``"medium"`` or ``"slow"``), ``return_behavior`` (``"to_llm"`` or
-    ``"immediate"``).
+    ``"immediate"``), ``priority`` (0 to 100 among similar tools, 50),
+    ``depends_on`` (the tools whose results this one usually consumes,
+    none) and ``output_schema`` (a JSON Schema ``dict`` the host checks
+    every structured result against, and MCP clients get as
+    ``outputSchema``; none).
 
     Raises ``TypeError`` naming the function when the build imports the
     module, for an invalid or duplicate name, a missing description, a
-    parameter without a type hint or with an unsupported one, or an unknown
-    latency or return behavior.
+    parameter without a type hint or with an unsupported one, an unknown
+    latency or return behavior, or a priority outside 0 to 100.
     """
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -171,6 +207,8 @@ def tool(
             raise TypeError(f"{where}: latency must be one of {', '.join(_LATENCY)}")
         if return_behavior not in _RETURN:
             raise TypeError(f"{where}: return_behavior must be 'to_llm' or 'immediate'")
+        if not (isinstance(priority, int) and 0 <= priority <= 100):
+            raise TypeError(f"{where}: priority must be an integer from 0 to 100")
         schema, context_param = _signature_schema(where, f, arg_docs)
         spec = wit.ToolSpec(
             name=tool_name,
@@ -185,6 +223,10 @@ def tool(
                 latency=_LATENCY[latency],
                 requires_approval=requires_approval,
                 return_behavior=_RETURN[return_behavior],
+                priority=priority,
+                depends_on=list(depends_on),
+                output_schema=None if output_schema is None else json.dumps(output_schema),
+                resilience=None,
             ),
         )
         _TOOLS[tool_name] = _Registered(tool_name, f, schema, spec, context_param)
@@ -327,7 +369,7 @@ def _decode(registered: _Registered, arguments: str) -> dict:
 
 
 def _wit_error(error: ToolError) -> Err:
-    info = wit.ErrorInfo(message=error.message, code=error.code)
+    info = wit.ErrorInfo(message=error.message, code=error.code, retryable=error.retryable)
     if isinstance(error, InvalidArguments):
         return Err(wit.ToolError_InvalidArguments(info))
     return Err(wit.ToolError_ExecutionFailed(info))
@@ -340,7 +382,7 @@ class Tool(exports.Tool):
     def describe(self) -> list[wit.ToolSpec]:
         return [registered.spec for registered in _TOOLS.values()]
 
-    def call(self, name: str, arguments: str, context: list[tuple[str, str]]) -> str:
+    def call(self, name: str, arguments: str, context: list[tuple[str, str]]) -> list[wit.Part]:
         registered = _TOOLS.get(name)
         if registered is None:
             raise _wit_error(
@@ -354,11 +396,15 @@ class Tool(exports.Tool):
         except ToolError as e:
             raise _wit_error(e) from None
         try:
-            # A tool that returns nothing succeeds with the empty string
-            # (AgentEnsemble's result contract), not "null".
+            # A tool that returns nothing succeeds with no part: the empty
+            # result (AgentEnsemble's result contract), not "null".
             if result is None:
-                return ""
-            return json.dumps(result, ensure_ascii=False)
+                return []
+            if isinstance(result, Output):
+                return result._wit()
+            if isinstance(result, Part):
+                return Output(result)._wit()
+            return Output(Part.json(result))._wit()
         except (TypeError, ValueError) as e:
             raise _wit_error(
                 ExecutionFailed(f"tool {name!r} returned a value that is not JSON-serializable: {e}")

@@ -38,7 +38,7 @@ pub struct CallCmd {
     json: bool,
     /// Write the output's images, audio and binary resources into this
     /// directory, as `<tool>-<part>.<ext>` (WIT 0.3.0 tools)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, visible_alias = "out-dir", value_name = "DIR")]
     out: Option<std::path::PathBuf>,
     /// Who answers the tool's questions to its user (WIT 0.3.0 `elicit`, as
     /// its policy's `[client] elicitation` allows): `console` asks at the

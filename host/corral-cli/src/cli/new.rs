@@ -107,7 +107,15 @@ impl Language {
                     "guest-sdk/python/corral_tool/_names.py",
                     "corral_tool/_names.py",
                 ),
-                ("wit/v0.1.0/corral-tool.wit", "wit/corral-tool.wit"),
+                (
+                    "guest-sdk/python/corral_tool/_parts.py",
+                    "corral_tool/_parts.py",
+                ),
+                (
+                    "guest-sdk/python/corral_tool/_client.py",
+                    "corral_tool/_client.py",
+                ),
+                ("wit/corral-tool.wit", "wit/corral-tool.wit"),
             ],
             Self::Js => &[
                 ("guest-sdk/js/corral-tool.js", "corral-tool.js"),

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 ./build.sh
 CORRAL=${CORRAL:-corral}
-out=$("$CORRAL" --plugins . call {{tool}} '{"text": "hello"}')
+out=$("$CORRAL" --plugins . call {{tool}} '{"text": "hello"}' --json)
 echo "$out"
 case $out in
   *'"olleh"'*) echo "ok: {{tool}} reversed the text" ;;

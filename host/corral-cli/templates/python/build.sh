@@ -8,6 +8,6 @@ TOOLS=$CORRAL_ROOT/target/guest-tools
 if [[ ! -x "$TOOLS/venv/bin/componentize-py" ]]; then
   "$CORRAL_ROOT/scripts/guest-toolchains.sh"
 fi
-"$TOOLS/venv/bin/componentize-py" -d wit -w corral:tool/plugin@0.1.0 componentize app \
+"$TOOLS/venv/bin/componentize-py" -d wit -w corral:tool/plugin@0.3.0 componentize app \
   -p . -o {{name}}.wasm > /dev/null
 echo "built {{name}}.wasm"
