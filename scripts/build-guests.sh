@@ -108,11 +108,11 @@ if ! $only_rust; then
       --outfile="$BUILD/$name/bundle.js"
     case $engine in
       quickjs)
-        "$TOOLS/js/node_modules/.bin/componentize-qjs" --sync --wit wit/v0.1.0 -n plugin \
+        "$TOOLS/js/node_modules/.bin/componentize-qjs" --sync --wit wit -n plugin \
           --js "$BUILD/$name/bundle.js" -o "$out" > "$BUILD/$name.log" ;;
       spidermonkey)
         "$TOOLS/js/node_modules/.bin/componentize-js" "$BUILD/$name/bundle.js" \
-          --wit wit/v0.1.0 -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log" ;;
+          --wit wit -n plugin -d fetch-event -o "$out" > "$BUILD/$name.log" ;;
       *) echo "js_guest $name: unknown engine '$engine' (quickjs or spidermonkey)" >&2; exit 1 ;;
     esac
   }

@@ -2,7 +2,7 @@
 //
 // A tool is a function over one arguments object, described by `defineTool`;
 // `plugin` turns a list of tools into the `tool` interface of the
-// `corral:tool/plugin@0.1.0` world (wit/v0.1.0/corral-tool.wit), with `describe` and
+// `corral:tool/plugin@0.3.0` world (wit/corral-tool.wit), with `describe` and
 // `call` generated:
 //
 //   import { defineTool, plugin, InvalidArguments } from 'corral-tool';
@@ -18,11 +18,11 @@
 //
 // Build: bundle the module into one file (esbuild, with `corral:*` and `wasi:*`
 // external), then make the component with one of two engines:
-// - QuickJS, the default: `componentize-qjs --sync --wit wit/v0.1.0 -n plugin
+// - QuickJS, the default: `componentize-qjs --sync --wit wit -n plugin
 //   --js bundle.js -o x.wasm`. A 2 MB component whose interpreter state is
 //   snapshotted at build time; a call costs about a quarter of SpiderMonkey's
 //   (BENCHMARKS.md). Handlers must be synchronous, and there is no `fetch()`.
-// - SpiderMonkey: `componentize-js --wit wit/v0.1.0 -n plugin -d fetch-event
+// - SpiderMonkey: `componentize-js --wit wit -n plugin -d fetch-event
 //   -o x.wasm bundle.js`. For async handlers and `fetch()`, which works for the
 //   hosts the plugin's policy allows.
 // The same module builds with either; an async handler fails the QuickJS build
@@ -35,17 +35,29 @@
 //   unknown fields (the host has validated them against the schema already;
 //   this guards the tool against a host that did not), fills in defaults,
 //   runs the function (awaiting it when it returns a promise) and returns its
-//   result as JSON text.
+//   result: `undefined` as no part, an `Output` (or a `Part`) as its parts,
+//   anything else as one JSON part (the structured result plans reference).
 // - `InvalidArguments` and `ExecutionFailed` thrown by the function become the
 //   contract's `tool-error` cases. Anything else thrown is a bug: it propagates
 //   and the guest traps, which the host reports as a crash of the tool and
 //   survives.
+// - `log`, `progress` and `requestApproval` call the host; `elicit`,
+//   `sample`, `roots` and `ask` ask the MCP client that made the call, as
+//   the plugin's policy (`[client]`) allows. A stateless (MCP 2026-07-28)
+//   client outside a task is asked by a retry that runs the tool again from
+//   the start: ask before acting, the same things in the same order.
 
 import {
   log as hostLog,
   progress as hostProgress,
   requestApproval as hostRequestApproval,
-} from 'corral:tool/host@0.1.0';
+} from 'corral:tool/host@0.3.0';
+import {
+  ask as clientAsk,
+  elicit as clientElicit,
+  roots as clientRoots,
+  sample as clientSample,
+} from 'corral:tool/client@0.3.0';
 import { nameProblem } from './names.js';
 
 const LATENCY = ['fast', 'medium', 'slow'];
@@ -60,10 +72,13 @@ export class ToolError extends Error {
   /**
    * @param {string} message what went wrong and how to fix it; shown to the model
    * @param {number} [code] a tool-defined code (a 32-bit signed integer)
+   * @param {boolean} [retryable] the same call may succeed if tried again
+   *   (the host retries only idempotent tools, and only such errors)
    */
-  constructor(message, code) {
+  constructor(message, code, retryable = false) {
     super(message);
     this.code = code;
+    this.retryable = retryable;
   }
 }
 
@@ -87,11 +102,15 @@ export class ExecutionFailed extends ToolError {}
  * - `category` (default `''`), `keywords` (`[]`), `version` (`''`),
  *   `idempotent` (`false`), `parallelizable` (`true`), `latency`
  *   (`'fast'`, or `'medium'`, `'slow'`), `requiresApproval` (`false`),
- *   `returnBehavior` (`'to_llm'`, or `'immediate'`).
+ *   `returnBehavior` (`'to_llm'`, or `'immediate'`), `priority` (0 to 100
+ *   among similar tools, `50`), `dependsOn` (the tools whose results this
+ *   one usually consumes, `[]`), `outputSchema` (a JSON Schema object the
+ *   host checks every structured result against; none).
  *
  * `handler(args, context)` gets the arguments object (defaults filled in) and
  * the call context as a plain object of the keys the host let through; it
- * returns any JSON-serializable value (or, with SpiderMonkey, a promise of one).
+ * returns an `Output` or a `Part`, or any JSON-serializable value (one JSON
+ * part), or nothing (or, with SpiderMonkey, a promise of one).
  *
  * Throws a `TypeError` naming the tool for an invalid name, a missing
  * description, an unknown option, or an `async` handler in an engine without
@@ -100,7 +119,8 @@ export class ExecutionFailed extends ToolError {}
  */
 export function defineTool(spec, handler) {
   const known = new Set(['name', 'description', 'parameters', 'category', 'keywords', 'version',
-    'idempotent', 'parallelizable', 'latency', 'requiresApproval', 'returnBehavior']);
+    'idempotent', 'parallelizable', 'latency', 'requiresApproval', 'returnBehavior', 'priority',
+    'dependsOn', 'outputSchema']);
   for (const key of Object.keys(spec)) {
     if (!known.has(key)) throw new TypeError(`tool '${spec.name}': unknown option '${key}'; known: ${[...known].join(', ')}`);
   }
@@ -117,6 +137,10 @@ export function defineTool(spec, handler) {
   if (!LATENCY.includes(latency)) throw new TypeError(`tool '${spec.name}': latency must be one of ${LATENCY.join(', ')}`);
   const returnBehavior = RETURN_BEHAVIOR[spec.returnBehavior ?? 'to_llm'];
   if (!returnBehavior) throw new TypeError(`tool '${spec.name}': returnBehavior must be 'to_llm' or 'immediate'`);
+  const priority = spec.priority ?? 50;
+  if (!Number.isInteger(priority) || priority < 0 || priority > 100) {
+    throw new TypeError(`tool '${spec.name}': priority must be an integer from 0 to 100`);
+  }
   const schema = objectSchema(spec.name, spec.parameters ?? {});
   return {
     name: spec.name,
@@ -135,6 +159,10 @@ export function defineTool(spec, handler) {
         latency,
         requiresApproval: spec.requiresApproval ?? false,
         returnBehavior,
+        priority,
+        dependsOn: spec.dependsOn ?? [],
+        outputSchema: spec.outputSchema === undefined ? null : JSON.stringify(spec.outputSchema),
+        resilience: null,
       },
     },
   };
@@ -217,10 +245,199 @@ function decodeArguments(t, argumentsJson) {
   return args;
 }
 
-// A tool that returns nothing succeeds with the empty string
+// A tool that returns nothing succeeds with no part: the empty result
 // (AgentEnsemble's result contract), not "null".
 function encodeResult(result) {
-  return result === undefined ? '' : JSON.stringify(result);
+  if (result === undefined) return [];
+  if (result instanceof Output) return result.parts.map((p) => p.wit());
+  if (result instanceof Part) return [result.wit()];
+  return [Part.json(result).wit()];
+}
+
+/**
+ * One piece of a result (contract 0.3.0): make it with `Part.text`,
+ * `Part.json`, `Part.image`, `Part.audio`, `Part.link`, `Part.resourceText`
+ * or `Part.resourceBlob`, then annotate it with `forAudience('user')` and
+ * `withPriority(0.8)`. The host checks the parts (at most 64, one JSON part,
+ * image bytes that match their type, `https://` or `corral://` URIs,
+ * priority 0 to 1, every part's bytes against the output cap).
+ */
+export class Part {
+  constructor(content) {
+    this.content = content;
+    this.audience = [];
+    this.priority = null;
+  }
+
+  /** Text for the model or the person. */
+  static text(text) { return new Part({ tag: 'text', val: String(text) }); }
+
+  /** The structured result (at most one per result): `value` as JSON. */
+  static json(value) { return new Part({ tag: 'json', val: JSON.stringify(value) }); }
+
+  /** An image: PNG, JPEG, GIF or WebP bytes (`Uint8Array`) of `mimeType`. */
+  static image(mimeType, data) { return new Part({ tag: 'image', val: { mimeType, data: bytes(data) } }); }
+
+  /** Audio bytes of `mimeType`. */
+  static audio(mimeType, data) { return new Part({ tag: 'audio', val: { mimeType, data: bytes(data) } }); }
+
+  /**
+   * A link the client can fetch: `https://...`, or `corral://...` for a
+   * resource this result also embeds (an MCP client then gets the link alone
+   * and reads the contents with `resources/read`, for an hour, as the same
+   * tenant). `more`: `{description, mimeType, size}`.
+   */
+  static link(uri, name, more = {}) {
+    return new Part({
+      tag: 'resource-link',
+      val: { uri, name, description: more.description ?? '', mimeType: more.mimeType ?? null, size: more.size ?? null },
+    });
+  }
+
+  /** A resource of text carried in the result. */
+  static resourceText(uri, text, mimeType = null) {
+    return new Part({ tag: 'embedded-resource', val: { uri, mimeType, contents: { tag: 'text', val: String(text) } } });
+  }
+
+  /** A resource of bytes carried in the result. */
+  static resourceBlob(uri, data, mimeType = null) {
+    return new Part({ tag: 'embedded-resource', val: { uri, mimeType, contents: { tag: 'blob', val: bytes(data) } } });
+  }
+
+  /** Who the part is for: `'user'`, `'assistant'` or both. */
+  forAudience(...roles) {
+    for (const role of roles) {
+      if (role !== 'user' && role !== 'assistant') throw new TypeError(`audience '${role}' is not 'user' or 'assistant'`);
+    }
+    this.audience = roles;
+    return this;
+  }
+
+  /** How important the part is, 0 (least) to 1 (most). */
+  withPriority(priority) {
+    this.priority = Number(priority);
+    return this;
+  }
+
+  wit() {
+    const annotated = this.audience.length > 0 || this.priority !== null;
+    return {
+      content: this.content,
+      annotations: annotated ? { audience: this.audience, priority: this.priority } : null,
+    };
+  }
+}
+
+/** A result of several parts, in the order a client shows them: `new Output(Part.text(...), ...)`. */
+export class Output {
+  constructor(...parts) { this.parts = parts; }
+
+  /** Appends `part`; returns the output. */
+  add(part) { this.parts.push(part); return this; }
+}
+
+function bytes(data) {
+  return data instanceof Uint8Array ? data : new Uint8Array(data);
+}
+
+/**
+ * Why the client could not answer: `kind` is `denied` (no grant; the message
+ * names it), `unsupported` (no client can answer, or it lacks the
+ * capability), `over-budget` (a sampling limit) or `failed` (the client
+ * failed, the answer did not fit, or the wait ran out).
+ */
+export class ClientError extends Error {
+  constructor(kind, message) {
+    super(`${kind}: ${message}`);
+    this.kind = kind;
+    this.detail = message;
+  }
+}
+
+// The client-error an import threw: QuickJS throws the payload itself,
+// SpiderMonkey (jco) a ComponentError carrying it.
+function clientError(e) {
+  const err = e && typeof e === 'object' && 'payload' in e ? e.payload : e;
+  if (err && typeof err === 'object' && typeof err.tag === 'string') return new ClientError(err.tag, String(err.val ?? ''));
+  throw e;
+}
+
+function elicited(answer) {
+  if (answer.tag === 'accept') return { action: 'accept', content: JSON.parse(answer.val) };
+  return { action: answer.tag };
+}
+
+function messagesOf(messages) {
+  const list = typeof messages === 'string' ? [['user', messages]] : messages;
+  return list.map(([role, text]) => {
+    if (role !== 'user' && role !== 'assistant') throw new TypeError(`role '${role}' is not 'user' or 'assistant'`);
+    return { role, content: { tag: 'text', val: String(text) } };
+  });
+}
+
+function sampledOf(s) {
+  return { text: s.text, model: s.model, stopReason: s.stopReason ?? null };
+}
+
+/**
+ * Asks the person for input: `schema` is a JSON Schema object of an object
+ * whose properties are strings, numbers, integers, booleans or string enums
+ * (MCP's form elicitation). Returns `{action: 'accept', content}` (checked
+ * against `schema` by the host), `{action: 'decline'}` or
+ * `{action: 'cancel'}`. Needs `[client] elicitation = true`; throws a
+ * `ClientError` otherwise, or when no one can answer.
+ */
+export function elicit(message, schema) {
+  try {
+    return elicited(clientElicit(String(message), JSON.stringify(schema)));
+  } catch (e) {
+    throw clientError(e);
+  }
+}
+
+/**
+ * Asks the client's model to continue `messages` (a text, or `[role, text]`
+ * pairs) in at most `maxTokens` tokens; returns `{text, model, stopReason}`.
+ * Needs `[client] sampling`; throws a `ClientError` (`over-budget` past its
+ * limits).
+ */
+export function sample(messages, maxTokens) {
+  try {
+    return sampledOf(clientSample(messagesOf(messages), null, maxTokens));
+  } catch (e) {
+    throw clientError(e);
+  }
+}
+
+/** The client's workspace roots, `[{uri, name}]` (untrusted; they grant nothing). Needs `[client] roots = true`. */
+export function roots() {
+  try {
+    return clientRoots().map((r) => ({ uri: r.uri, name: r.name ?? null }));
+  } catch (e) {
+    throw clientError(e);
+  }
+}
+
+/** Requests for `ask`; `key` names one (an MCP 2026-07-28 client sees it as the key of `inputRequests`). */
+export const Request = {
+  elicit: (message, schema, key = null) => ({ key, request: { tag: 'elicit', val: { message: String(message), requestedSchema: JSON.stringify(schema) } } }),
+  sample: (messages, maxTokens, key = null) => ({ key, request: { tag: 'sample', val: { messages: messagesOf(messages), preferences: null, maxTokens } } }),
+  roots: (key = null) => ({ key, request: { tag: 'roots' } }),
+};
+
+/**
+ * Asks several requests at once (at most 8); returns an answer per request,
+ * in order: what `elicit`, `sample` or `roots` would return, or the
+ * `ClientError` it would throw.
+ */
+export function ask(requests) {
+  return clientAsk(requests).map((result) => {
+    if (result.tag === 'err') return new ClientError(result.val.tag, String(result.val.val ?? ''));
+    const answer = result.val;
+    if (answer.tag === 'elicited') return elicited(answer.val);
+    if (answer.tag === 'sampled') return sampledOf(answer.val);
+    return answer.val.map((r) => ({ uri: r.uri, name: r.name ?? null }));
+  });
 }
 
 // The contract's `tool-error` for the SDK's errors; anything else is a bug
@@ -236,7 +453,7 @@ function toWit(e) {
 
 function witError(e) {
   const tag = e instanceof InvalidArguments ? 'invalid-arguments' : 'execution-failed';
-  return { tag, val: { message: e.message, code: e.code ?? null } };
+  return { tag, val: { message: e.message, code: e.code ?? null, retryable: e.retryable ?? false } };
 }
 
 /** Writes to the host's log, tagged with the plugin and tool. */

@@ -3,7 +3,7 @@
 //! on stdout, `--out DIR` files, `--json` with base64) and MCP; and the
 //! host refusing parts that lie about their bytes, come by the thousand,
 //! point at `file://` or `javascript:`, or carry escape codes; and the
-//! Python helper's parts and client requests.
+//! Python and JavaScript helpers' parts and client requests.
 
 use base64::Engine as _;
 use corral::{CallOptions, PartContent, Role};
@@ -12,7 +12,8 @@ use serde_json::json;
 use crate::cli::{corral, stdout_json};
 use crate::mcp::Stdio_;
 use crate::support::{
-    CHART, HOSTILE, PY_PROBE, REFERENCE_TOOLS, plugin_dir, plugin_dir_with_policies,
+    CHART, HOSTILE, JS_PROBE, JS_WEB, PY_PROBE, REFERENCE_TOOLS, plugin_dir,
+    plugin_dir_with_policies,
 };
 
 const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
@@ -292,57 +293,84 @@ impl corral::ClientRequests for Scripted {
 }
 
 #[tokio::test]
-async fn the_python_helper_returns_parts_and_asks_the_client() {
+async fn the_python_and_javascript_helpers_return_parts_and_ask_the_client() {
     let policy = "version = 1\n[client]\nelicitation = true\nroots = true\n";
-    let dir = plugin_dir_with_policies(&[(PY_PROBE, Some(policy))]);
+    let dir = plugin_dir_with_policies(&[
+        (PY_PROBE, Some(policy)),
+        (JS_PROBE, Some(policy)),
+        (JS_WEB, Some(policy)),
+    ]);
     let host = crate::support::host(dir.path()).await;
-    let out = host
-        .call("py_parts", r#"{"name": "Ada"}"#, &CallOptions::default())
-        .await
-        .expect("parts");
-    let kinds: Vec<&str> = out
-        .parts
-        .iter()
-        .map(|p| match &p.content {
-            PartContent::Text { .. } => "text",
-            PartContent::Image(_) => "image",
-            PartContent::Json { .. } => "json",
-            PartContent::ResourceLink(_) => "link",
-            PartContent::Resource(_) => "resource",
-            _ => "other",
-        })
-        .collect();
-    assert_eq!(kinds, ["text", "image", "json", "link", "resource"]);
-    let annotations = out.parts[1].annotations.as_ref().expect("annotations");
-    assert_eq!(
-        (annotations.audience.as_slice(), annotations.priority),
-        (&[Role::User][..], Some(0.5))
-    );
-    assert_eq!(*out.json().expect("json"), json!({"name": "Ada"}));
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    for tool in ["py_parts", "js_parts"] {
+        let out = host
+            .call(tool, r#"{"name": "Ada"}"#, &CallOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        let kinds: Vec<&str> = out
+            .parts
+            .iter()
+            .map(|p| match &p.content {
+                PartContent::Text { .. } => "text",
+                PartContent::Image(_) => "image",
+                PartContent::Json { .. } => "json",
+                PartContent::ResourceLink(_) => "link",
+                PartContent::Resource(_) => "resource",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["text", "image", "json", "link", "resource"],
+            "{tool}"
+        );
+        let annotations = out.parts[1].annotations.as_ref().expect("annotations");
+        assert_eq!(
+            (annotations.audience.as_slice(), annotations.priority),
+            (&[Role::User][..], Some(0.5)),
+            "{tool}"
+        );
+        assert_eq!(*out.json().expect("json"), json!({"name": "Ada"}), "{tool}");
+    }
 
-    // Asked at once, each answered; under the key the tool gave.
+    // Asked at once, each answered, in each helper's own shapes; and once
+    // more alone (the throwing function, from QuickJS and SpiderMonkey).
     let options = CallOptions::default().with_client(std::sync::Arc::new(Scripted));
-    let out = host
-        .call("py_ask", r#"{"question": "Who are you?"}"#, &options)
-        .await
-        .expect("asked");
-    assert_eq!(
-        *out.json().expect("json"),
-        json!({"answers": [["accept", {"name": "Ada"}], [["file:///work", "work"]]]})
-    );
-    // Without the grants the helper raises nothing: each answer is the
+    let question = r#"{"question": "Who are you?"}"#;
+    let ada = json!({"action": "accept", "content": {"name": "Ada"}});
+    let expected = [
+        (
+            "py_ask",
+            json!({"answers": [["accept", {"name": "Ada"}], [["file:///work", "work"]]]}),
+        ),
+        (
+            "js_ask",
+            json!({"answers": [ada, [{"uri": "file:///work", "name": "work"}]], "again": ada}),
+        ),
+        ("js_web_elicit", ada.clone()),
+    ];
+    for (tool, want) in expected {
+        let out = host
+            .call(tool, question, &options)
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert_eq!(*out.json().expect("json"), want, "{tool}");
+    }
+    // Without the grants nothing throws past the helper: each answer is the
     // ClientError naming the grant to add.
-    let dir = plugin_dir(&[PY_PROBE]);
+    let dir = plugin_dir(&[PY_PROBE, JS_PROBE]);
     let host = crate::support::host(dir.path()).await;
-    let out = host
-        .call("py_ask", r#"{"question": "Who?"}"#, &options)
-        .await
-        .expect("asked");
-    let answers = out.json().expect("json")["answers"].clone();
-    assert!(
-        answers[0]
-            .as_str()
-            .is_some_and(|a| a.starts_with("denied: ") && a.contains("elicitation = true")),
-        "{answers}"
-    );
+    for tool in ["py_ask", "js_ask"] {
+        let out = host
+            .call(tool, r#"{"question": "Who?"}"#, &options)
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        let answers = out.json().expect("json")["answers"].clone();
+        assert!(
+            answers[0]
+                .as_str()
+                .is_some_and(|a| a.starts_with("denied: ") && a.contains("elicitation = true")),
+            "{tool}: {answers}"
+        );
+    }
 }

@@ -120,7 +120,7 @@ impl Language {
             Self::Js => &[
                 ("guest-sdk/js/corral-tool.js", "corral-tool.js"),
                 ("guest-sdk/js/names.js", "names.js"),
-                ("wit/v0.1.0/corral-tool.wit", "wit/corral-tool.wit"),
+                ("wit/corral-tool.wit", "wit/corral-tool.wit"),
             ],
             Self::C => &[
                 ("sample-tools/fuzzy/json.c", "json.c"),
