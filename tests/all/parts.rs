@@ -374,3 +374,52 @@ async fn the_python_and_javascript_helpers_return_parts_and_ask_the_client() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_plan_references_a_binary_steps_resources_and_a_charts_data() {
+    let dir = plugin_dir(&[REFERENCE_TOOLS, CHART]);
+    let host = crate::support::host(dir.path()).await;
+    let plan = json!({"steps": [
+        {"id": "file", "tool": "test_embedded_resource", "arguments": {}},
+        {"id": "image", "tool": "test_image_content", "arguments": {}},
+        {"id": "chart", "tool": "bar_chart", "arguments": {"title": "T", "labels": ["a"],
+                                                        "values": [2], "width": 64, "height": 64}},
+        {"id": "say", "tool": "greet", "arguments": {"name": "$ref:file.links.0.uri"}},
+        {"id": "top", "tool": "greet", "arguments": {"name": "$ref:chart.bars.0.label"}},
+    ]});
+    let out = host
+        .call(
+            "execute_tool_plan",
+            &plan.to_string(),
+            &CallOptions::default(),
+        )
+        .await
+        .expect("plan");
+    let result = out.json().expect("json");
+    let step = |id: &str| {
+        result["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .find(|s| s["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no step {id} in {result}"))
+    };
+    // Only binary parts: the step is its resources, named and typed.
+    assert_eq!(
+        step("file")["output"],
+        json!({"links": [{"uri": "corral://reference/embedded-resource",
+                          "name": "embedded-resource", "mime_type": "text/plain", "size": 37}],
+               "media": []})
+    );
+    assert_eq!(
+        step("image")["output"],
+        json!({"links": [], "media": [{"type": "image", "mime_type": "image/png", "size": 69}]})
+    );
+    assert_eq!(
+        step("say")["output"],
+        "Hello, corral://reference/embedded-resource!"
+    );
+    // A result with a structured part is that part.
+    assert_eq!(step("top")["output"], "Hello, a!");
+}

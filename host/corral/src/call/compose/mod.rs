@@ -41,10 +41,74 @@ pub trait Caller: Send + Sync {
 }
 
 /// A step's output as `$ref` and adapters see it: the parsed JSON when the
-/// tool returned JSON, its text otherwise. Nothing is parsed again.
+/// tool returned JSON (its structured part, for a result of parts), its
+/// text otherwise. A result with neither (only images, audio, resources:
+/// WIT 0.3.0 parts) is its resources and media, `{"links": [{"uri", "name",
+/// "mime_type", "size"}], "media": [{"type", "mime_type", "size"}]}` (its
+/// resource links, then its embedded resources, named by their URI's last
+/// segment; then its images and audio, sizes in bytes), so a later step
+/// can pass on a link to the file rather than its bytes. Nothing is parsed
+/// again.
 pub(crate) fn output_of(out: &CallOutput) -> Output {
     match out.json() {
         Some(value) => Output::Json(value.clone()),
+        None if out.text.is_empty() && !out.parts.is_empty() => Output::Json(serde_json::json!({
+            "links": links_of(&out.parts),
+            "media": media_of(&out.parts),
+        })),
         None => Output::Text(out.text.clone()),
     }
+}
+
+/// The images and audio of `parts`, described, as `$ref` sees them.
+fn media_of(parts: &[corral_sandbox::OutputPart]) -> Vec<Value> {
+    use corral_sandbox::PartContent;
+    parts
+        .iter()
+        .filter_map(|part| {
+            let (kind, media) = match &part.content {
+                PartContent::Image(media) => ("image", media),
+                PartContent::Audio(media) => ("audio", media),
+                _ => return None,
+            };
+            Some(serde_json::json!({
+                "type": kind, "mime_type": media.mime_type, "size": media.data.len(),
+            }))
+        })
+        .collect()
+}
+
+/// The resource links and embedded resources of `parts`, as `$ref` sees
+/// them.
+fn links_of(parts: &[corral_sandbox::OutputPart]) -> Vec<Value> {
+    use corral_sandbox::{PartContent, ResourceContents};
+    let mut links: Vec<Value> = parts
+        .iter()
+        .filter_map(|part| match &part.content {
+            PartContent::ResourceLink(link) => Some(serde_json::json!({
+                "uri": link.uri, "name": link.name, "mime_type": link.mime_type, "size": link.size,
+            })),
+            _ => None,
+        })
+        .collect();
+    // An embedded resource a link already names is that link.
+    let linked: Vec<String> = links.iter().map(|l| l["uri"].to_string()).collect();
+    let embedded = parts.iter().filter_map(|part| match &part.content {
+        PartContent::Resource(resource)
+            if !linked.contains(&Value::from(resource.uri.as_str()).to_string()) =>
+        {
+            let size = match &resource.contents {
+                ResourceContents::Text(text) => text.len(),
+                ResourceContents::Blob(bytes) => bytes.len(),
+                _ => 0,
+            };
+            let name = resource.uri.rsplit('/').next().unwrap_or_default();
+            Some(serde_json::json!({
+                "uri": resource.uri, "name": name, "mime_type": resource.mime_type, "size": size,
+            }))
+        }
+        _ => None,
+    });
+    links.extend(embedded);
+    links
 }
