@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The C bindings of the frozen `corral:tool/plugin@0.1.0` world, committed in
+# The C bindings of the `corral:tool/plugin@0.3.0` world, committed in
 # guest-sdk/c/ so that a C tool (and CI) needs no wit-bindgen: plugin.h,
 # plugin.c and plugin_component_type.o, as `wit-bindgen c` writes them, and
 # guest-sdk/c/bindings.stamp, which names the generator and the sha256 of
-# the WIT they came from (a test compares it with wit/v0.1.0 as it is).
+# the WIT they came from (a test compares it with wit/ as it is).
 #
 #   scripts/c-bindings.sh           regenerate them (after a WIT or version change)
 #   scripts/c-bindings.sh --check   regenerate into a temporary directory and
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 WIT_BINDGEN_VERSION=0.63.0
-WIT=wit/v0.1.0
+WIT=wit
 OUT=guest-sdk/c
 TOOLS=target/guest-tools
 
@@ -26,12 +26,12 @@ if [[ "$("$TOOLS/bin/wit-bindgen" --version 2>/dev/null)" != "wit-bindgen-cli $W
 fi
 
 stamp() {
-  echo "wit-bindgen-cli $WIT_BINDGEN_VERSION c, world corral:tool/plugin@0.1.0"
+  echo "wit-bindgen-cli $WIT_BINDGEN_VERSION c, world corral:tool/plugin@0.3.0"
   echo "$(cat "$WIT"/*.wit | sha256sum | cut -d' ' -f1)  $WIT"
 }
 
 generate() { # DIR
-  "$TOOLS/bin/wit-bindgen" c "$WIT" --world corral:tool/plugin@0.1.0 --out-dir "$1" > /dev/null 2>&1
+  "$TOOLS/bin/wit-bindgen" c "$WIT" --world corral:tool/plugin@0.3.0 --out-dir "$1" > /dev/null 2>&1
   stamp > "$1/bindings.stamp"
 }
 

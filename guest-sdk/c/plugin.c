@@ -3,26 +3,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Imported Functions from `corral:tool/host@0.1.0`
+// Imported Functions from `corral:tool/host@0.3.0`
 
-__attribute__((__import_module__("corral:tool/host@0.1.0"), __import_name__("log")))
+__attribute__((__import_module__("corral:tool/host@0.3.0"), __import_name__("log")))
 extern void __wasm_import_corral_tool_host_log(int32_t, uint8_t *, size_t);
 
-__attribute__((__import_module__("corral:tool/host@0.1.0"), __import_name__("progress")))
+__attribute__((__import_module__("corral:tool/host@0.3.0"), __import_name__("progress")))
 extern void __wasm_import_corral_tool_host_progress(uint8_t *, size_t);
 
-__attribute__((__import_module__("corral:tool/host@0.1.0"), __import_name__("request-approval")))
+__attribute__((__import_module__("corral:tool/host@0.3.0"), __import_name__("request-approval")))
 extern void __wasm_import_corral_tool_host_request_approval(uint8_t *, size_t, uint8_t *);
 
-// Exported Functions from `corral:tool/tool@0.1.0`
+// Imported Functions from `corral:tool/client@0.3.0`
 
-__attribute__((__weak__, __export_name__("cabi_post_corral:tool/tool@0.1.0#describe")))
+__attribute__((__import_module__("corral:tool/client@0.3.0"), __import_name__("elicit")))
+extern void __wasm_import_corral_tool_client_elicit(uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
+
+__attribute__((__import_module__("corral:tool/client@0.3.0"), __import_name__("sample")))
+extern void __wasm_import_corral_tool_client_sample(uint8_t *, size_t, int32_t, uint8_t *, size_t, int32_t, double, int32_t, double, int32_t, double, int32_t, uint8_t *);
+
+__attribute__((__import_module__("corral:tool/client@0.3.0"), __import_name__("roots")))
+extern void __wasm_import_corral_tool_client_roots(uint8_t *);
+
+__attribute__((__import_module__("corral:tool/client@0.3.0"), __import_name__("ask")))
+extern void __wasm_import_corral_tool_client_ask(uint8_t *, size_t, uint8_t *);
+
+// Exported Functions from `corral:tool/tool@0.3.0`
+
+__attribute__((__weak__, __export_name__("cabi_post_corral:tool/tool@0.3.0#describe")))
 void __wasm_export_exports_corral_tool_tool_describe_post_return(uint8_t * arg0) {
-  size_t len0 = *((size_t*) (arg0 + sizeof(void*)));
-  if (len0 > 0) {
-    uint8_t *ptr1 = *((uint8_t **) (arg0 + 0));
-    for (size_t i2 = 0; i2 < len0; i2++) {
-      uint8_t *base = ptr1 + i2 * (8+12*sizeof(void*));
+  size_t len3 = *((size_t*) (arg0 + sizeof(void*)));
+  if (len3 > 0) {
+    uint8_t *ptr4 = *((uint8_t **) (arg0 + 0));
+    for (size_t i5 = 0; i5 < len3; i5++) {
+      uint8_t *base = ptr4 + i5 * (56+16*sizeof(void*));
       (void) base;
       if ((*((size_t*) (base + sizeof(void*)))) > 0) {
         free(*((uint8_t **) (base + 0)));
@@ -51,17 +65,167 @@ void __wasm_export_exports_corral_tool_tool_describe_post_return(uint8_t * arg0)
       if ((*((size_t*) (base + (11*sizeof(void*))))) > 0) {
         free(*((uint8_t **) (base + (10*sizeof(void*)))));
       }
+      size_t len0 = *((size_t*) (base + (8+13*sizeof(void*))));
+      if (len0 > 0) {
+        uint8_t *ptr1 = *((uint8_t **) (base + (8+12*sizeof(void*))));
+        for (size_t i2 = 0; i2 < len0; i2++) {
+          uint8_t *base = ptr1 + i2 * (2*sizeof(void*));
+          (void) base;
+          if ((*((size_t*) (base + sizeof(void*)))) > 0) {
+            free(*((uint8_t **) (base + 0)));
+          }
+        }
+        free(ptr1);
+      }
+      switch ((int32_t) (int32_t) *((uint8_t*) (base + (8+14*sizeof(void*))))) {
+        case 0: {
+          break;
+        }
+        case 1: {
+          if ((*((size_t*) (base + (8+16*sizeof(void*))))) > 0) {
+            free(*((uint8_t **) (base + (8+15*sizeof(void*)))));
+          }
+          break;
+        }
+      }
     }
-    free(ptr1);
+    free(ptr4);
   }
 }
 
-__attribute__((__weak__, __export_name__("cabi_post_corral:tool/tool@0.1.0#call")))
+__attribute__((__weak__, __export_name__("cabi_post_corral:tool/tool@0.3.0#call")))
 void __wasm_export_exports_corral_tool_tool_call_post_return(uint8_t * arg0) {
   switch ((int32_t) (int32_t) *((uint8_t*) (arg0 + 0))) {
     case 0: {
-      if ((*((size_t*) (arg0 + (2*sizeof(void*))))) > 0) {
-        free(*((uint8_t **) (arg0 + sizeof(void*))));
+      size_t len9 = *((size_t*) (arg0 + (2*sizeof(void*))));
+      if (len9 > 0) {
+        uint8_t *ptr10 = *((uint8_t **) (arg0 + sizeof(void*)));
+        for (size_t i11 = 0; i11 < len9; i11++) {
+          uint8_t *base = ptr10 + i11 * (56+10*sizeof(void*));
+          (void) base;
+          switch ((int32_t) (int32_t) *((uint8_t*) (base + 0))) {
+            case 0: {
+              if ((*((size_t*) (base + (8+1*sizeof(void*))))) > 0) {
+                free(*((uint8_t **) (base + 8)));
+              }
+              break;
+            }
+            case 1: {
+              if ((*((size_t*) (base + (8+1*sizeof(void*))))) > 0) {
+                free(*((uint8_t **) (base + 8)));
+              }
+              break;
+            }
+            case 2: {
+              if ((*((size_t*) (base + (8+1*sizeof(void*))))) > 0) {
+                free(*((uint8_t **) (base + 8)));
+              }
+              size_t len = *((size_t*) (base + (8+3*sizeof(void*))));
+              if (len > 0) {
+                uint8_t *ptr = *((uint8_t **) (base + (8+2*sizeof(void*))));
+                for (size_t i = 0; i < len; i++) {
+                  uint8_t *base = ptr + i * 1;
+                  (void) base;
+                }
+                free(ptr);
+              }
+              break;
+            }
+            case 3: {
+              if ((*((size_t*) (base + (8+1*sizeof(void*))))) > 0) {
+                free(*((uint8_t **) (base + 8)));
+              }
+              size_t len0 = *((size_t*) (base + (8+3*sizeof(void*))));
+              if (len0 > 0) {
+                uint8_t *ptr1 = *((uint8_t **) (base + (8+2*sizeof(void*))));
+                for (size_t i2 = 0; i2 < len0; i2++) {
+                  uint8_t *base = ptr1 + i2 * 1;
+                  (void) base;
+                }
+                free(ptr1);
+              }
+              break;
+            }
+            case 4: {
+              if ((*((size_t*) (base + (8+1*sizeof(void*))))) > 0) {
+                free(*((uint8_t **) (base + 8)));
+              }
+              if ((*((size_t*) (base + (8+3*sizeof(void*))))) > 0) {
+                free(*((uint8_t **) (base + (8+2*sizeof(void*)))));
+              }
+              if ((*((size_t*) (base + (8+5*sizeof(void*))))) > 0) {
+                free(*((uint8_t **) (base + (8+4*sizeof(void*)))));
+              }
+              switch ((int32_t) (int32_t) *((uint8_t*) (base + (8+6*sizeof(void*))))) {
+                case 0: {
+                  break;
+                }
+                case 1: {
+                  if ((*((size_t*) (base + (8+8*sizeof(void*))))) > 0) {
+                    free(*((uint8_t **) (base + (8+7*sizeof(void*)))));
+                  }
+                  break;
+                }
+              }
+              break;
+            }
+            case 5: {
+              if ((*((size_t*) (base + (8+1*sizeof(void*))))) > 0) {
+                free(*((uint8_t **) (base + 8)));
+              }
+              switch ((int32_t) (int32_t) *((uint8_t*) (base + (8+2*sizeof(void*))))) {
+                case 0: {
+                  break;
+                }
+                case 1: {
+                  if ((*((size_t*) (base + (8+4*sizeof(void*))))) > 0) {
+                    free(*((uint8_t **) (base + (8+3*sizeof(void*)))));
+                  }
+                  break;
+                }
+              }
+              switch ((int32_t) (int32_t) *((uint8_t*) (base + (8+5*sizeof(void*))))) {
+                case 0: {
+                  if ((*((size_t*) (base + (8+7*sizeof(void*))))) > 0) {
+                    free(*((uint8_t **) (base + (8+6*sizeof(void*)))));
+                  }
+                  break;
+                }
+                case 1: {
+                  size_t len3 = *((size_t*) (base + (8+7*sizeof(void*))));
+                  if (len3 > 0) {
+                    uint8_t *ptr4 = *((uint8_t **) (base + (8+6*sizeof(void*))));
+                    for (size_t i5 = 0; i5 < len3; i5++) {
+                      uint8_t *base = ptr4 + i5 * 1;
+                      (void) base;
+                    }
+                    free(ptr4);
+                  }
+                  break;
+                }
+              }
+              break;
+            }
+          }
+          switch ((int32_t) (int32_t) *((uint8_t*) (base + (32+8*sizeof(void*))))) {
+            case 0: {
+              break;
+            }
+            case 1: {
+              size_t len6 = *((size_t*) (base + (40+9*sizeof(void*))));
+              if (len6 > 0) {
+                uint8_t *ptr7 = *((uint8_t **) (base + (40+8*sizeof(void*))));
+                for (size_t i8 = 0; i8 < len6; i8++) {
+                  uint8_t *base = ptr7 + i8 * 1;
+                  (void) base;
+                }
+                free(ptr7);
+              }
+              break;
+            }
+          }
+        }
+        free(ptr10);
       }
       break;
     }
@@ -97,9 +261,25 @@ void *cabi_realloc(void *ptr, size_t old_size, size_t align, size_t new_size) {
 }
 
 __attribute__((__aligned__(sizeof(void*))))
-static uint8_t RET_AREA[(8+4*sizeof(void*))];
+static uint8_t RET_AREA[(8+5*sizeof(void*))];
 
 // Helper Functions
+
+void plugin_option_u32_free(plugin_option_u32_t *ptr) {
+  if (ptr->is_some) {
+  }
+}
+
+void plugin_option_u64_free(plugin_option_u64_t *ptr) {
+  if (ptr->is_some) {
+  }
+}
+
+void corral_tool_types_resilience_hints_free(corral_tool_types_resilience_hints_t *ptr) {
+  plugin_option_u32_free(&ptr->max_attempts);
+  plugin_option_u64_free(&ptr->cache_ttl_ms);
+  plugin_option_u32_free(&ptr->requests_per_second);
+}
 
 void plugin_list_string_free(plugin_list_string_t *ptr) {
   size_t list_len = ptr->len;
@@ -112,10 +292,25 @@ void plugin_list_string_free(plugin_list_string_t *ptr) {
   }
 }
 
+void plugin_option_string_free(plugin_option_string_t *ptr) {
+  if (ptr->is_some) {
+    plugin_string_free(&ptr->val);
+  }
+}
+
+void corral_tool_types_option_resilience_hints_free(corral_tool_types_option_resilience_hints_t *ptr) {
+  if (ptr->is_some) {
+    corral_tool_types_resilience_hints_free(&ptr->val);
+  }
+}
+
 void corral_tool_types_tool_metadata_free(corral_tool_types_tool_metadata_t *ptr) {
   plugin_string_free(&ptr->category);
   plugin_list_string_free(&ptr->keywords);
   plugin_string_free(&ptr->version);
+  plugin_list_string_free(&ptr->depends_on);
+  plugin_option_string_free(&ptr->output_schema);
+  corral_tool_types_option_resilience_hints_free(&ptr->resilience);
 }
 
 void corral_tool_types_tool_spec_free(corral_tool_types_tool_spec_t *ptr) {
@@ -177,8 +372,321 @@ void corral_tool_types_approval_decision_free(corral_tool_types_approval_decisio
   }
 }
 
+void corral_tool_types_list_role_free(corral_tool_types_list_role_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    corral_tool_types_role_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+    }
+    free(list_ptr);
+  }
+}
+
+void plugin_option_f64_free(plugin_option_f64_t *ptr) {
+  if (ptr->is_some) {
+  }
+}
+
+void corral_tool_types_annotations_free(corral_tool_types_annotations_t *ptr) {
+  corral_tool_types_list_role_free(&ptr->audience);
+  plugin_option_f64_free(&ptr->priority);
+}
+
+void plugin_list_u8_free(plugin_list_u8_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    uint8_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+    }
+    free(list_ptr);
+  }
+}
+
+void corral_tool_types_media_free(corral_tool_types_media_t *ptr) {
+  plugin_string_free(&ptr->mime_type);
+  plugin_list_u8_free(&ptr->data);
+}
+
+void corral_tool_types_resource_link_free(corral_tool_types_resource_link_t *ptr) {
+  plugin_string_free(&ptr->uri);
+  plugin_string_free(&ptr->name);
+  plugin_string_free(&ptr->description);
+  plugin_option_string_free(&ptr->mime_type);
+  plugin_option_u64_free(&ptr->size);
+}
+
+void corral_tool_types_resource_contents_free(corral_tool_types_resource_contents_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      plugin_string_free(&ptr->val.text);
+      break;
+    }
+    case 1: {
+      plugin_list_u8_free(&ptr->val.blob);
+      break;
+    }
+  }
+}
+
+void corral_tool_types_embedded_resource_free(corral_tool_types_embedded_resource_t *ptr) {
+  plugin_string_free(&ptr->uri);
+  plugin_option_string_free(&ptr->mime_type);
+  corral_tool_types_resource_contents_free(&ptr->contents);
+}
+
+void corral_tool_types_content_free(corral_tool_types_content_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      plugin_string_free(&ptr->val.text);
+      break;
+    }
+    case 1: {
+      plugin_string_free(&ptr->val.json);
+      break;
+    }
+    case 2: {
+      corral_tool_types_media_free(&ptr->val.image);
+      break;
+    }
+    case 3: {
+      corral_tool_types_media_free(&ptr->val.audio);
+      break;
+    }
+    case 4: {
+      corral_tool_types_resource_link_free(&ptr->val.resource_link);
+      break;
+    }
+    case 5: {
+      corral_tool_types_embedded_resource_free(&ptr->val.embedded_resource);
+      break;
+    }
+  }
+}
+
+void corral_tool_types_option_annotations_free(corral_tool_types_option_annotations_t *ptr) {
+  if (ptr->is_some) {
+    corral_tool_types_annotations_free(&ptr->val);
+  }
+}
+
+void corral_tool_types_part_free(corral_tool_types_part_t *ptr) {
+  corral_tool_types_content_free(&ptr->content);
+  corral_tool_types_option_annotations_free(&ptr->annotations);
+}
+
+void corral_tool_types_tool_output_free(corral_tool_types_tool_output_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    corral_tool_types_part_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      corral_tool_types_part_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
 void corral_tool_host_approval_decision_free(corral_tool_host_approval_decision_t *ptr) {
   corral_tool_types_approval_decision_free(ptr);
+}
+
+void corral_tool_client_media_free(corral_tool_client_media_t *ptr) {
+  corral_tool_types_media_free(ptr);
+}
+
+void corral_tool_client_client_error_free(corral_tool_client_client_error_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      plugin_string_free(&ptr->val.denied);
+      break;
+    }
+    case 1: {
+      plugin_string_free(&ptr->val.unsupported);
+      break;
+    }
+    case 2: {
+      plugin_string_free(&ptr->val.over_budget);
+      break;
+    }
+    case 3: {
+      plugin_string_free(&ptr->val.failed);
+      break;
+    }
+  }
+}
+
+void corral_tool_client_elicit_answer_free(corral_tool_client_elicit_answer_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      plugin_string_free(&ptr->val.accept);
+      break;
+    }
+  }
+}
+
+void corral_tool_client_sampling_content_free(corral_tool_client_sampling_content_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      plugin_string_free(&ptr->val.text);
+      break;
+    }
+    case 1: {
+      corral_tool_client_media_free(&ptr->val.image);
+      break;
+    }
+    case 2: {
+      corral_tool_client_media_free(&ptr->val.audio);
+      break;
+    }
+  }
+}
+
+void corral_tool_client_sampling_message_free(corral_tool_client_sampling_message_t *ptr) {
+  corral_tool_client_sampling_content_free(&ptr->content);
+}
+
+void corral_tool_client_model_preferences_free(corral_tool_client_model_preferences_t *ptr) {
+  plugin_list_string_free(&ptr->hints);
+  plugin_option_f64_free(&ptr->cost_priority);
+  plugin_option_f64_free(&ptr->speed_priority);
+  plugin_option_f64_free(&ptr->intelligence_priority);
+}
+
+void corral_tool_client_sampled_free(corral_tool_client_sampled_t *ptr) {
+  plugin_string_free(&ptr->text);
+  plugin_string_free(&ptr->model);
+  plugin_option_string_free(&ptr->stop_reason);
+}
+
+void corral_tool_client_root_free(corral_tool_client_root_t *ptr) {
+  plugin_string_free(&ptr->uri);
+  plugin_option_string_free(&ptr->name);
+}
+
+void corral_tool_client_elicit_request_free(corral_tool_client_elicit_request_t *ptr) {
+  plugin_string_free(&ptr->message);
+  plugin_string_free(&ptr->requested_schema);
+}
+
+void corral_tool_client_list_sampling_message_free(corral_tool_client_list_sampling_message_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    corral_tool_client_sampling_message_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      corral_tool_client_sampling_message_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void corral_tool_client_option_model_preferences_free(corral_tool_client_option_model_preferences_t *ptr) {
+  if (ptr->is_some) {
+    corral_tool_client_model_preferences_free(&ptr->val);
+  }
+}
+
+void corral_tool_client_sample_request_free(corral_tool_client_sample_request_t *ptr) {
+  corral_tool_client_list_sampling_message_free(&ptr->messages);
+  corral_tool_client_option_model_preferences_free(&ptr->preferences);
+}
+
+void corral_tool_client_request_free(corral_tool_client_request_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      corral_tool_client_elicit_request_free(&ptr->val.elicit);
+      break;
+    }
+    case 1: {
+      corral_tool_client_sample_request_free(&ptr->val.sample);
+      break;
+    }
+  }
+}
+
+void corral_tool_client_list_root_free(corral_tool_client_list_root_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    corral_tool_client_root_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      corral_tool_client_root_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void corral_tool_client_answer_free(corral_tool_client_answer_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      corral_tool_client_elicit_answer_free(&ptr->val.elicited);
+      break;
+    }
+    case 1: {
+      corral_tool_client_sampled_free(&ptr->val.sampled);
+      break;
+    }
+    case 2: {
+      corral_tool_client_list_root_free(&ptr->val.roots);
+      break;
+    }
+  }
+}
+
+void corral_tool_client_input_request_free(corral_tool_client_input_request_t *ptr) {
+  plugin_option_string_free(&ptr->key);
+  corral_tool_client_request_free(&ptr->request);
+}
+
+void corral_tool_client_result_elicit_answer_client_error_free(corral_tool_client_result_elicit_answer_client_error_t *ptr) {
+  if (!ptr->is_err) {
+    corral_tool_client_elicit_answer_free(&ptr->val.ok);
+  } else {
+    corral_tool_client_client_error_free(&ptr->val.err);
+  }
+}
+
+void corral_tool_client_result_sampled_client_error_free(corral_tool_client_result_sampled_client_error_t *ptr) {
+  if (!ptr->is_err) {
+    corral_tool_client_sampled_free(&ptr->val.ok);
+  } else {
+    corral_tool_client_client_error_free(&ptr->val.err);
+  }
+}
+
+void corral_tool_client_result_list_root_client_error_free(corral_tool_client_result_list_root_client_error_t *ptr) {
+  if (!ptr->is_err) {
+    corral_tool_client_list_root_free(&ptr->val.ok);
+  } else {
+    corral_tool_client_client_error_free(&ptr->val.err);
+  }
+}
+
+void corral_tool_client_list_input_request_free(corral_tool_client_list_input_request_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    corral_tool_client_input_request_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      corral_tool_client_input_request_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void corral_tool_client_result_answer_client_error_free(corral_tool_client_result_answer_client_error_t *ptr) {
+  if (!ptr->is_err) {
+    corral_tool_client_answer_free(&ptr->val.ok);
+  } else {
+    corral_tool_client_client_error_free(&ptr->val.err);
+  }
+}
+
+void corral_tool_client_list_result_answer_client_error_free(corral_tool_client_list_result_answer_client_error_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    corral_tool_client_result_answer_client_error_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      corral_tool_client_result_answer_client_error_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
 }
 
 void exports_corral_tool_tool_tool_spec_free(exports_corral_tool_tool_tool_spec_t *ptr) {
@@ -193,6 +701,10 @@ void exports_corral_tool_tool_context_free(exports_corral_tool_tool_context_t *p
   corral_tool_types_context_free(ptr);
 }
 
+void exports_corral_tool_tool_tool_output_free(exports_corral_tool_tool_tool_output_t *ptr) {
+  corral_tool_types_tool_output_free(ptr);
+}
+
 void exports_corral_tool_tool_list_tool_spec_free(exports_corral_tool_tool_list_tool_spec_t *ptr) {
   size_t list_len = ptr->len;
   if (list_len > 0) {
@@ -204,9 +716,9 @@ void exports_corral_tool_tool_list_tool_spec_free(exports_corral_tool_tool_list_
   }
 }
 
-void exports_corral_tool_tool_result_string_tool_error_free(exports_corral_tool_tool_result_string_tool_error_t *ptr) {
+void exports_corral_tool_tool_result_tool_output_tool_error_free(exports_corral_tool_tool_result_tool_output_tool_error_t *ptr) {
   if (!ptr->is_err) {
-    plugin_string_free(&ptr->val.ok);
+    exports_corral_tool_tool_tool_output_free(&ptr->val.ok);
   } else {
     exports_corral_tool_tool_tool_error_free(&ptr->val.err);
   }
@@ -270,7 +782,256 @@ void corral_tool_host_request_approval(plugin_string_t *description, corral_tool
   *ret = variant;
 }
 
-__attribute__((__export_name__("corral:tool/tool@0.1.0#describe")))
+bool corral_tool_client_elicit(plugin_string_t *message, plugin_string_t *requested_schema, corral_tool_client_elicit_answer_t *ret, corral_tool_client_client_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(4*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_corral_tool_client_elicit((uint8_t *) (*message).ptr, (*message).len, (uint8_t *) (*requested_schema).ptr, (*requested_schema).len, ptr);
+  corral_tool_client_result_elicit_answer_client_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      corral_tool_client_elicit_answer_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.accept = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          break;
+        }
+        case 2: {
+          break;
+        }
+      }
+
+      result.val.ok = variant;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      corral_tool_client_client_error_t variant0;
+      variant0.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant0.tag) {
+        case 0: {
+          variant0.val.denied = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant0.val.unsupported = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant0.val.over_budget = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant0.val.failed = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant0;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool corral_tool_client_sample(corral_tool_client_list_sampling_message_t *messages, corral_tool_client_model_preferences_t *maybe_preferences, uint32_t max_tokens, corral_tool_client_sampled_t *ret, corral_tool_client_client_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(8*sizeof(void*))];
+  corral_tool_client_option_model_preferences_t preferences;
+  preferences.is_some = maybe_preferences != NULL;if (maybe_preferences) {
+    preferences.val = *maybe_preferences;
+  }
+  int32_t option15;
+  uint8_t * option16;
+  size_t option17;
+  int32_t option18;
+  double option19;
+  int32_t option20;
+  double option21;
+  int32_t option22;
+  double option23;
+  if ((preferences).is_some) {
+    const corral_tool_client_model_preferences_t *payload3 = &(preferences).val;
+    int32_t option;
+    double option6;
+    if (((*payload3).cost_priority).is_some) {
+      const double *payload5 = &((*payload3).cost_priority).val;
+      option = 1;
+      option6 = *payload5;
+    } else {
+      option = 0;
+      option6 = 0;
+    }
+    int32_t option9;
+    double option10;
+    if (((*payload3).speed_priority).is_some) {
+      const double *payload8 = &((*payload3).speed_priority).val;
+      option9 = 1;
+      option10 = *payload8;
+    } else {
+      option9 = 0;
+      option10 = 0;
+    }
+    int32_t option13;
+    double option14;
+    if (((*payload3).intelligence_priority).is_some) {
+      const double *payload12 = &((*payload3).intelligence_priority).val;
+      option13 = 1;
+      option14 = *payload12;
+    } else {
+      option13 = 0;
+      option14 = 0;
+    }
+    option15 = 1;
+    option16 = (uint8_t *) ((*payload3).hints).ptr;
+    option17 = ((*payload3).hints).len;
+    option18 = option;
+    option19 = option6;
+    option20 = option9;
+    option21 = option10;
+    option22 = option13;
+    option23 = option14;
+  } else {
+    option15 = 0;
+    option16 = 0;
+    option17 = 0;
+    option18 = 0;
+    option19 = 0;
+    option20 = 0;
+    option21 = 0;
+    option22 = 0;
+    option23 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_corral_tool_client_sample((uint8_t *) (*messages).ptr, (*messages).len, option15, option16, option17, option18, option19, option20, option21, option22, option23, (int32_t) (max_tokens), ptr);
+  corral_tool_client_result_sampled_client_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      plugin_option_string_t option24;
+      switch ((int32_t) *((uint8_t*) (ptr + (5*sizeof(void*))))) {
+        case 0: {
+          option24.is_some = false;
+          break;
+        }
+        case 1: {
+          option24.is_some = true;
+          option24.val = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (6*sizeof(void*))))), (*((size_t*) (ptr + (7*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.ok = (corral_tool_client_sampled_t) {
+        (plugin_string_t) (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + sizeof(void*)))), (*((size_t*) (ptr + (2*sizeof(void*))))) },
+        (plugin_string_t) (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (3*sizeof(void*))))), (*((size_t*) (ptr + (4*sizeof(void*))))) },
+        (plugin_option_string_t) option24,
+      };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      corral_tool_client_client_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.denied = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.unsupported = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.over_budget = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.failed = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool corral_tool_client_roots(corral_tool_client_list_root_t *ret, corral_tool_client_client_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(4*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_corral_tool_client_roots(ptr);
+  corral_tool_client_result_list_root_client_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (corral_tool_client_list_root_t) { (corral_tool_client_root_t*)(*((uint8_t **) (ptr + sizeof(void*)))), (*((size_t*) (ptr + (2*sizeof(void*))))) };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      corral_tool_client_client_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.denied = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.unsupported = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.over_budget = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.failed = (plugin_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+void corral_tool_client_ask(corral_tool_client_list_input_request_t *requests, corral_tool_client_list_result_answer_client_error_t *ret) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_corral_tool_client_ask((uint8_t *) (*requests).ptr, (*requests).len, ptr);
+  *ret = (corral_tool_client_list_result_answer_client_error_t) { (corral_tool_client_result_answer_client_error_t*)(*((uint8_t **) (ptr + 0))), (*((size_t*) (ptr + sizeof(void*)))) };
+}
+
+__attribute__((__export_name__("corral:tool/tool@0.3.0#describe")))
 uint8_t * __wasm_export_exports_corral_tool_tool_describe(void) {
   exports_corral_tool_tool_list_tool_spec_t ret;
   exports_corral_tool_tool_describe(&ret);
@@ -280,13 +1041,13 @@ uint8_t * __wasm_export_exports_corral_tool_tool_describe(void) {
   return ptr;
 }
 
-__attribute__((__export_name__("corral:tool/tool@0.1.0#call")))
+__attribute__((__export_name__("corral:tool/tool@0.3.0#call")))
 uint8_t * __wasm_export_exports_corral_tool_tool_call(uint8_t * arg, size_t arg0, uint8_t * arg1, size_t arg2, uint8_t * arg3, size_t arg4) {
   plugin_string_t arg5 = (plugin_string_t) { (uint8_t*)(arg), (arg0) };
   plugin_string_t arg6 = (plugin_string_t) { (uint8_t*)(arg1), (arg2) };
   exports_corral_tool_tool_context_t arg7 = (corral_tool_types_context_t) { (plugin_tuple2_string_string_t*)(arg3), (arg4) };
-  exports_corral_tool_tool_result_string_tool_error_t ret;
-  plugin_string_t ok;
+  exports_corral_tool_tool_result_tool_output_tool_error_t ret;
+  exports_corral_tool_tool_tool_output_t ok;
   exports_corral_tool_tool_tool_error_t err;
   ret.is_err = !exports_corral_tool_tool_call(&arg5, &arg6, &arg7, &ok, &err);
   if (ret.is_err) {
@@ -297,39 +1058,41 @@ uint8_t * __wasm_export_exports_corral_tool_tool_call(uint8_t * arg, size_t arg0
   }
   uint8_t *ptr = (uint8_t *) &RET_AREA;
   if ((ret).is_err) {
-    const exports_corral_tool_tool_tool_error_t *payload8 = &(ret).val.err;*((int8_t*)(ptr + 0)) = 1;
-    switch ((int32_t) (*payload8).tag) {
+    const exports_corral_tool_tool_tool_error_t *payload26 = &(ret).val.err;*((int8_t*)(ptr + 0)) = 1;
+    switch ((int32_t) (*payload26).tag) {
       case 0: {
-        const corral_tool_types_error_info_t *payload9 = &(*payload8).val.invalid_arguments;
+        const corral_tool_types_error_info_t *payload27 = &(*payload26).val.invalid_arguments;
         *((int8_t*)(ptr + sizeof(void*))) = 0;
-        *((size_t*)(ptr + (3*sizeof(void*)))) = ((*payload9).message).len;
-        *((uint8_t **)(ptr + (2*sizeof(void*)))) = (uint8_t *) ((*payload9).message).ptr;
-        if (((*payload9).code).is_some) {
-          const int32_t *payload11 = &((*payload9).code).val;
+        *((size_t*)(ptr + (3*sizeof(void*)))) = ((*payload27).message).len;
+        *((uint8_t **)(ptr + (2*sizeof(void*)))) = (uint8_t *) ((*payload27).message).ptr;
+        if (((*payload27).code).is_some) {
+          const int32_t *payload29 = &((*payload27).code).val;
           *((int8_t*)(ptr + (4*sizeof(void*)))) = 1;
-          *((int32_t*)(ptr + (4+4*sizeof(void*)))) = *payload11;
+          *((int32_t*)(ptr + (4+4*sizeof(void*)))) = *payload29;
         } else {
           *((int8_t*)(ptr + (4*sizeof(void*)))) = 0;
         }
+        *((int8_t*)(ptr + (8+4*sizeof(void*)))) = (*payload27).retryable;
         break;
       }
       case 1: {
-        const corral_tool_types_error_info_t *payload12 = &(*payload8).val.execution_failed;
+        const corral_tool_types_error_info_t *payload30 = &(*payload26).val.execution_failed;
         *((int8_t*)(ptr + sizeof(void*))) = 1;
-        *((size_t*)(ptr + (3*sizeof(void*)))) = ((*payload12).message).len;
-        *((uint8_t **)(ptr + (2*sizeof(void*)))) = (uint8_t *) ((*payload12).message).ptr;
-        if (((*payload12).code).is_some) {
-          const int32_t *payload14 = &((*payload12).code).val;
+        *((size_t*)(ptr + (3*sizeof(void*)))) = ((*payload30).message).len;
+        *((uint8_t **)(ptr + (2*sizeof(void*)))) = (uint8_t *) ((*payload30).message).ptr;
+        if (((*payload30).code).is_some) {
+          const int32_t *payload32 = &((*payload30).code).val;
           *((int8_t*)(ptr + (4*sizeof(void*)))) = 1;
-          *((int32_t*)(ptr + (4+4*sizeof(void*)))) = *payload14;
+          *((int32_t*)(ptr + (4+4*sizeof(void*)))) = *payload32;
         } else {
           *((int8_t*)(ptr + (4*sizeof(void*)))) = 0;
         }
+        *((int8_t*)(ptr + (8+4*sizeof(void*)))) = (*payload30).retryable;
         break;
       }
     }
   } else {
-    const plugin_string_t *payload = &(ret).val.ok;*((int8_t*)(ptr + 0)) = 0;
+    const exports_corral_tool_tool_tool_output_t *payload = &(ret).val.ok;*((int8_t*)(ptr + 0)) = 0;
     *((size_t*)(ptr + (2*sizeof(void*)))) = (*payload).len;
     *((uint8_t **)(ptr + sizeof(void*))) = (uint8_t *) (*payload).ptr;
   }

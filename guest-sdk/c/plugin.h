@@ -35,9 +35,42 @@ typedef uint8_t corral_tool_types_return_behavior_t;
 #define CORRAL_TOOL_TYPES_RETURN_BEHAVIOR_IMMEDIATE 1
 
 typedef struct {
+  bool is_some;
+  uint32_t val;
+} plugin_option_u32_t;
+
+typedef struct {
+  bool is_some;
+  uint64_t val;
+} plugin_option_u64_t;
+
+// A tool's own suggestions for the host's resilience layers. Each is a
+// hint: a policy file overrides it.
+typedef struct corral_tool_types_resilience_hints_t {
+  // Attempts in all (1 = no retry) for transient failures of this tool.
+  // Only honoured for `idempotent` tools.
+  plugin_option_u32_t   max_attempts;
+  // How long, in milliseconds, a successful result may be reused for the
+  // same arguments. Only honoured for `idempotent` tools.
+  plugin_option_u64_t   cache_ttl_ms;
+  // Calls per second the upstream behind this tool tolerates.
+  plugin_option_u32_t   requests_per_second;
+} corral_tool_types_resilience_hints_t;
+
+typedef struct {
   plugin_string_t *ptr;
   size_t len;
 } plugin_list_string_t;
+
+typedef struct {
+  bool is_some;
+  plugin_string_t val;
+} plugin_option_string_t;
+
+typedef struct {
+  bool is_some;
+  corral_tool_types_resilience_hints_t val;
+} corral_tool_types_option_resilience_hints_t;
 
 // Descriptive metadata about a tool (TnsAI's `@ToolSpec`). The host
 // uses it for scheduling (`parallelizable`), gating (`requires-approval`) and
@@ -60,6 +93,22 @@ typedef struct corral_tool_types_tool_metadata_t {
   bool   requires_approval;
   // Where the result goes.
   corral_tool_types_return_behavior_t   return_behavior;
+  // How strongly to prefer this tool among similar ones, 0 (lowest) to 100
+  // (highest); 50 when the tool has no opinion (TnsAI's
+  // `priority`). Values above 100 make the plugin fail to load.
+  uint8_t   priority;
+  // The tools whose results this tool usually consumes, by name
+  // (TnsAI's `dependsOn`). The host checks that they exist and form no cycle,
+  // and uses them for ordering; it never calls them itself.
+  plugin_list_string_t   depends_on;
+  // JSON Schema of the tool's result (JSON text), or none. When present
+  // the host validates every successful result against it (TnsAI's
+  // `@Contract` postconditions); a violation fails the call. Served to MCP
+  // clients as `outputSchema`.
+  plugin_option_string_t   output_schema;
+  // What the tool suggests about retries, caching and rate limits. The
+  // host's policy wins over every hint, and the host may turn a layer off.
+  corral_tool_types_option_resilience_hints_t   resilience;
 } corral_tool_types_tool_metadata_t;
 
 // One tool a plugin provides.
@@ -90,6 +139,10 @@ typedef struct corral_tool_types_error_info_t {
   plugin_string_t   message;
   // A tool-defined code for programs that branch on the kind of failure.
   plugin_option_s32_t   code;
+  // Whether the same call may succeed if tried again (a timeout upstream, a
+  // 503). The host retries only idempotent tools, and only errors marked
+  // retryable here (plus timeouts and crashes).
+  bool   retryable;
 } corral_tool_types_error_info_t;
 
 // Why a call failed, as the tool reports it (LangChain4j's distinction
@@ -155,15 +208,383 @@ typedef struct corral_tool_types_approval_decision_t {
 // against the tool's schema.
 #define CORRAL_TOOL_TYPES_APPROVAL_DECISION_EDIT 2
 
+// Who a part of a result is meant for (MCP `Role`).
+typedef uint8_t corral_tool_types_role_t;
+
+// The person using the client.
+#define CORRAL_TOOL_TYPES_ROLE_USER 0
+// The model.
+#define CORRAL_TOOL_TYPES_ROLE_ASSISTANT 1
+
+typedef struct {
+  corral_tool_types_role_t *ptr;
+  size_t len;
+} corral_tool_types_list_role_t;
+
+typedef struct {
+  bool is_some;
+  double val;
+} plugin_option_f64_t;
+
+// How a client should treat a part of a result (MCP `Annotations`).
+// Hints only: the host passes them on unchanged.
+typedef struct corral_tool_types_annotations_t {
+  // Who the part is for; empty means everyone.
+  corral_tool_types_list_role_t   audience;
+  // How important the part is, from 0.0 (least) to 1.0 (most, as
+  // if required); none means the tool does not say. A value outside
+  // 0.0..=1.0 (or NaN) makes the host refuse the result.
+  plugin_option_f64_t   priority;
+} corral_tool_types_annotations_t;
+
+typedef struct {
+  uint8_t *ptr;
+  size_t len;
+} plugin_list_u8_t;
+
+// Bytes with the MIME type that says what they are.
+typedef struct corral_tool_types_media_t {
+  // For example `image/png` or `audio/wav`: `type/subtype`, at most
+  // 127 characters. An image's bytes must match its type for PNG,
+  // JPEG, GIF and WebP (their magic numbers), or the host refuses the
+  // result.
+  plugin_string_t   mime_type;
+  // The bytes. They count against the host's output cap.
+  plugin_list_u8_t   data;
+} corral_tool_types_media_t;
+
+// A resource the client can fetch itself, rather than its contents in
+// the result (MCP `ResourceLink`).
+typedef struct corral_tool_types_resource_link_t {
+  // `https://...`, or a `corral://` URI the host serves. Any other
+  // scheme makes the host refuse the result. The host serves a
+  // `corral://` URI that an embedded resource of the same output (or
+  // of an earlier call by the same tenant, within the hour) carries;
+  // when the same output both links and embeds it, MCP clients get
+  // the link alone and read the contents with `resources/read`.
+  plugin_string_t   uri;
+  // A short name, for example a file name. Non-empty.
+  plugin_string_t   name;
+  // What it is, for a person or the model; may be empty.
+  plugin_string_t   description;
+  // Its MIME type, if known.
+  plugin_option_string_t   mime_type;
+  // Its size in bytes, if known.
+  plugin_option_u64_t   size;
+} corral_tool_types_resource_link_t;
+
+// What an embedded resource holds.
+typedef struct corral_tool_types_resource_contents_t {
+  uint8_t tag;
+  union {
+    plugin_string_t     text;
+    plugin_list_u8_t     blob;
+  } val;
+} corral_tool_types_resource_contents_t;
+
+// Text (UTF-8).
+#define CORRAL_TOOL_TYPES_RESOURCE_CONTENTS_TEXT 0
+// Bytes, sent to clients as base64.
+#define CORRAL_TOOL_TYPES_RESOURCE_CONTENTS_BLOB 1
+
+// A resource's contents carried inside the result (MCP
+// `EmbeddedResource`).
+typedef struct corral_tool_types_embedded_resource_t {
+  // Its URI, under the same rule as a resource link's.
+  plugin_string_t   uri;
+  // Its MIME type, if known.
+  plugin_option_string_t   mime_type;
+  // The contents. They count against the host's output cap.
+  corral_tool_types_resource_contents_t   contents;
+} corral_tool_types_embedded_resource_t;
+
+// One piece of a result.
+typedef struct corral_tool_types_content_t {
+  uint8_t tag;
+  union {
+    plugin_string_t     text;
+    plugin_string_t     json;
+    corral_tool_types_media_t     image;
+    corral_tool_types_media_t     audio;
+    corral_tool_types_resource_link_t     resource_link;
+    corral_tool_types_embedded_resource_t     embedded_resource;
+  } val;
+} corral_tool_types_content_t;
+
+// Text for the model or the person.
+#define CORRAL_TOOL_TYPES_CONTENT_TEXT 0
+// The structured result: JSON text of any value. At most one per
+// output. The host checks it against the tool's `output-schema`,
+// plans and pipelines reference its fields with `$ref`, and MCP
+// clients get it as `structuredContent` (an object) and, when the
+// output has no text part, as text too.
+#define CORRAL_TOOL_TYPES_CONTENT_JSON 1
+// An image (MCP `ImageContent`).
+#define CORRAL_TOOL_TYPES_CONTENT_IMAGE 2
+// Audio (MCP `AudioContent`).
+#define CORRAL_TOOL_TYPES_CONTENT_AUDIO 3
+// A link to a resource (MCP `ResourceLink`).
+#define CORRAL_TOOL_TYPES_CONTENT_RESOURCE_LINK 4
+// A resource carried in the result (MCP `EmbeddedResource`).
+#define CORRAL_TOOL_TYPES_CONTENT_EMBEDDED_RESOURCE 5
+
+typedef struct {
+  bool is_some;
+  corral_tool_types_annotations_t val;
+} corral_tool_types_option_annotations_t;
+
+// A piece of a result with its annotations.
+typedef struct corral_tool_types_part_t {
+  // What it is.
+  corral_tool_types_content_t   content;
+  // How a client should treat it; none means no annotations.
+  corral_tool_types_option_annotations_t   annotations;
+} corral_tool_types_part_t;
+
+// What a successful call returns: its parts, in the order the client
+// should show them. The host refuses an output with more than 64 parts,
+// with two `json` parts, or with one that is not JSON; an empty output
+// is an empty text.
+typedef struct corral_tool_types_tool_output_t {
+  corral_tool_types_part_t   *ptr;
+  size_t len;
+} corral_tool_types_tool_output_t;
+
 typedef corral_tool_types_log_level_t corral_tool_host_log_level_t;
 
 typedef corral_tool_types_approval_decision_t corral_tool_host_approval_decision_t;
+
+typedef corral_tool_types_role_t corral_tool_client_role_t;
+
+typedef corral_tool_types_media_t corral_tool_client_media_t;
+
+// Why the client could not answer.
+typedef struct corral_tool_client_client_error_t {
+  uint8_t tag;
+  union {
+    plugin_string_t     denied;
+    plugin_string_t     unsupported;
+    plugin_string_t     over_budget;
+    plugin_string_t     failed;
+  } val;
+} corral_tool_client_client_error_t;
+
+// The policy grants no such request; the text names the grant to
+// add. Asking again in this call gets the same answer.
+#define CORRAL_TOOL_CLIENT_CLIENT_ERROR_DENIED 0
+// No one can answer: the client did not declare the capability
+// (MCP `elicitation`, `sampling`, `roots`), or the call has no MCP
+// client.
+#define CORRAL_TOOL_CLIENT_CLIENT_ERROR_UNSUPPORTED 1
+// The request is over a limit of the policy: sampling's
+// `max_tokens` or `calls_per_call`, or the tenant's token budget.
+#define CORRAL_TOOL_CLIENT_CLIENT_ERROR_OVER_BUDGET 2
+// The client answered with an error, the answer was unusable, or
+// the wait ran out. The text says which.
+#define CORRAL_TOOL_CLIENT_CLIENT_ERROR_FAILED 3
+
+// The person's answer to an `elicit` (MCP `ElicitResult`).
+typedef struct corral_tool_client_elicit_answer_t {
+  uint8_t tag;
+  union {
+    plugin_string_t     accept;
+  } val;
+} corral_tool_client_elicit_answer_t;
+
+// They answered: JSON text of an object that the host has checked
+// against `requested-schema`.
+#define CORRAL_TOOL_CLIENT_ELICIT_ANSWER_ACCEPT 0
+// They said no.
+#define CORRAL_TOOL_CLIENT_ELICIT_ANSWER_DECLINE 1
+// They dismissed the question without answering.
+#define CORRAL_TOOL_CLIENT_ELICIT_ANSWER_CANCEL 2
+
+// What a sampling message holds.
+typedef struct corral_tool_client_sampling_content_t {
+  uint8_t tag;
+  union {
+    plugin_string_t     text;
+    corral_tool_client_media_t     image;
+    corral_tool_client_media_t     audio;
+  } val;
+} corral_tool_client_sampling_content_t;
+
+// Text.
+#define CORRAL_TOOL_CLIENT_SAMPLING_CONTENT_TEXT 0
+// An image.
+#define CORRAL_TOOL_CLIENT_SAMPLING_CONTENT_IMAGE 1
+// Audio.
+#define CORRAL_TOOL_CLIENT_SAMPLING_CONTENT_AUDIO 2
+
+// One message of a conversation for the client's model.
+typedef struct corral_tool_client_sampling_message_t {
+  // Who says it.
+  corral_tool_client_role_t   role;
+  // What it says.
+  corral_tool_client_sampling_content_t   content;
+} corral_tool_client_sampling_message_t;
+
+// What the tool would like of the model (MCP `ModelPreferences`); the
+// client decides.
+typedef struct corral_tool_client_model_preferences_t {
+  // Model names or families, best first, for example "claude-3-5-sonnet".
+  plugin_list_string_t   hints;
+  // How much cost matters, 0.0 to 1.0.
+  plugin_option_f64_t   cost_priority;
+  // How much speed matters, 0.0 to 1.0.
+  plugin_option_f64_t   speed_priority;
+  // How much capability matters, 0.0 to 1.0.
+  plugin_option_f64_t   intelligence_priority;
+} corral_tool_client_model_preferences_t;
+
+// The model's answer (MCP `CreateMessageResult`, text only).
+typedef struct corral_tool_client_sampled_t {
+  // What the model wrote: untrusted text.
+  plugin_string_t   text;
+  // The model that wrote it, as the client names it.
+  plugin_string_t   model;
+  // Why it stopped, for example "endTurn" or "maxTokens", if the
+  // client says.
+  plugin_option_string_t   stop_reason;
+} corral_tool_client_sampled_t;
+
+// A workspace root of the client (MCP `Root`).
+typedef struct corral_tool_client_root_t {
+  // Its URI, usually `file://...`: untrusted text, and no grant to
+  // read anything there.
+  plugin_string_t   uri;
+  // Its name, if the client gives one.
+  plugin_option_string_t   name;
+} corral_tool_client_root_t;
+
+// An elicitation, as `elicit` takes it.
+typedef struct corral_tool_client_elicit_request_t {
+  // What is needed and why.
+  plugin_string_t   message;
+  // JSON text of a flat object schema.
+  plugin_string_t   requested_schema;
+} corral_tool_client_elicit_request_t;
+
+typedef struct {
+  corral_tool_client_sampling_message_t *ptr;
+  size_t len;
+} corral_tool_client_list_sampling_message_t;
+
+typedef struct {
+  bool is_some;
+  corral_tool_client_model_preferences_t val;
+} corral_tool_client_option_model_preferences_t;
+
+// A sampling request, as `sample` takes it.
+typedef struct corral_tool_client_sample_request_t {
+  // The conversation so far.
+  corral_tool_client_list_sampling_message_t   messages;
+  // What the tool would like of the model.
+  corral_tool_client_option_model_preferences_t   preferences;
+  // The most tokens to write.
+  uint32_t   max_tokens;
+} corral_tool_client_sample_request_t;
+
+// One of several requests asked at once (`ask`).
+typedef struct corral_tool_client_request_t {
+  uint8_t tag;
+  union {
+    corral_tool_client_elicit_request_t     elicit;
+    corral_tool_client_sample_request_t     sample;
+  } val;
+} corral_tool_client_request_t;
+
+// As `elicit`.
+#define CORRAL_TOOL_CLIENT_REQUEST_ELICIT 0
+// As `sample`.
+#define CORRAL_TOOL_CLIENT_REQUEST_SAMPLE 1
+// As `roots`.
+#define CORRAL_TOOL_CLIENT_REQUEST_ROOTS 2
+
+typedef struct {
+  corral_tool_client_root_t *ptr;
+  size_t len;
+} corral_tool_client_list_root_t;
+
+// The answer to one request of `ask`.
+typedef struct corral_tool_client_answer_t {
+  uint8_t tag;
+  union {
+    corral_tool_client_elicit_answer_t     elicited;
+    corral_tool_client_sampled_t     sampled;
+    corral_tool_client_list_root_t     roots;
+  } val;
+} corral_tool_client_answer_t;
+
+// To an `elicit` request.
+#define CORRAL_TOOL_CLIENT_ANSWER_ELICITED 0
+// To a `sample` request.
+#define CORRAL_TOOL_CLIENT_ANSWER_SAMPLED 1
+// To a `roots` request.
+#define CORRAL_TOOL_CLIENT_ANSWER_ROOTS 2
+
+// A request of `ask`, under the name it goes by.
+typedef struct corral_tool_client_input_request_t {
+  // The request's name: 1 to 64 ASCII letters, digits, `_`, `-` or
+  // `.`, unique among the requests of one `ask`. An MCP 2026-07-28
+  // client sees it as the key of `inputRequests` and answers under
+  // it; a name that breaks these rules makes that request `failed`.
+  // Without one, the host names it by its kind and its place in the
+  // call: `elicit-1`, `sample-1`, `roots-1`, `elicit-2`, ...
+  plugin_option_string_t   key;
+  // What is asked.
+  corral_tool_client_request_t   request;
+} corral_tool_client_input_request_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    corral_tool_client_elicit_answer_t ok;
+    corral_tool_client_client_error_t err;
+  } val;
+} corral_tool_client_result_elicit_answer_client_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    corral_tool_client_sampled_t ok;
+    corral_tool_client_client_error_t err;
+  } val;
+} corral_tool_client_result_sampled_client_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    corral_tool_client_list_root_t ok;
+    corral_tool_client_client_error_t err;
+  } val;
+} corral_tool_client_result_list_root_client_error_t;
+
+typedef struct {
+  corral_tool_client_input_request_t *ptr;
+  size_t len;
+} corral_tool_client_list_input_request_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    corral_tool_client_answer_t ok;
+    corral_tool_client_client_error_t err;
+  } val;
+} corral_tool_client_result_answer_client_error_t;
+
+typedef struct {
+  corral_tool_client_result_answer_client_error_t *ptr;
+  size_t len;
+} corral_tool_client_list_result_answer_client_error_t;
 
 typedef corral_tool_types_tool_spec_t exports_corral_tool_tool_tool_spec_t;
 
 typedef corral_tool_types_tool_error_t exports_corral_tool_tool_tool_error_t;
 
 typedef corral_tool_types_context_t exports_corral_tool_tool_context_t;
+
+typedef corral_tool_types_tool_output_t exports_corral_tool_tool_tool_output_t;
 
 typedef struct {
   exports_corral_tool_tool_tool_spec_t *ptr;
@@ -173,12 +594,12 @@ typedef struct {
 typedef struct {
   bool is_err;
   union {
-    plugin_string_t ok;
+    exports_corral_tool_tool_tool_output_t ok;
     exports_corral_tool_tool_tool_error_t err;
   } val;
-} exports_corral_tool_tool_result_string_tool_error_t;
+} exports_corral_tool_tool_result_tool_output_tool_error_t;
 
-// Imported Functions from `corral:tool/host@0.1.0`
+// Imported Functions from `corral:tool/host@0.3.0`
 // Write a message to the host's log (the host's `tracing` output, tagged with
 // the plugin and tool). Messages longer than the host's log limit are
 // truncated, control characters are shown escaped, and a call's lines past
@@ -199,13 +620,59 @@ extern void corral_tool_host_progress(plugin_string_t *message);
 // review has its own timeout. Fuel is not spent while waiting.
 extern void corral_tool_host_request_approval(plugin_string_t *description, corral_tool_host_approval_decision_t *ret);
 
-// Exported Functions from `corral:tool/tool@0.1.0`
+// Imported Functions from `corral:tool/client@0.3.0`
+// Ask the person for input (MCP elicitation, form mode). `message` says
+// what is needed and why; the host frames it as the plugin's words, caps
+// it and escapes what could drive a terminal. `requested-schema` is JSON
+// text of an object schema whose properties are primitives (string,
+// number, integer, boolean, enum), as MCP's `requestedSchema` allows;
+// anything else returns `failed` without asking. Needs `[client]
+// elicitation = true`.
+extern bool corral_tool_client_elicit(plugin_string_t *message, plugin_string_t *requested_schema, corral_tool_client_elicit_answer_t *ret, corral_tool_client_client_error_t *err);
+// Ask the client's model to continue `messages` (MCP sampling,
+// `sampling/createMessage`), writing at most `max-tokens` tokens. The
+// request reaches the client with a warning in its `_meta` that the
+// messages come from a plugin. Needs `[client] sampling = { max_tokens,
+// calls_per_call }`: a request above `max_tokens`, or past
+// `calls_per_call` requests in one call, returns `over-budget`. A
+// non-text answer returns `failed`.
+extern bool corral_tool_client_sample(corral_tool_client_list_sampling_message_t *messages, corral_tool_client_model_preferences_t *maybe_preferences, uint32_t max_tokens, corral_tool_client_sampled_t *ret, corral_tool_client_client_error_t *err);
+// The client's workspace roots (MCP `roots/list`). Needs `[client]
+// roots = true`.
+extern bool corral_tool_client_roots(corral_tool_client_list_root_t *ret, corral_tool_client_client_error_t *err);
+// Several requests at once, answered in the order asked. Each is
+// checked as its own function checks it (grant, limits, form, name)
+// and gets its own result; the client gets the ones that pass together
+// (MCP's several `inputRequests` in one round), where the single
+// functions would ask one after another. At most 8 requests: more, and
+// every one is `failed`.
+// 
+// A stateless (MCP 2026-07-28) client outside a task is asked by
+// ending the call with an input-required result; its retry runs the
+// call again from the start, and the same requests (same kind, name
+// and content, in the same order) then get its answers. The run that
+// asked does not return from this function: it stops here. Only a
+// tool that is safe to run again (idempotent, or no write and no HTTP
+// grant) may be asked that way.
+extern void corral_tool_client_ask(corral_tool_client_list_input_request_t *requests, corral_tool_client_list_result_answer_client_error_t *ret);
+
+// Exported Functions from `corral:tool/tool@0.3.0`
 void exports_corral_tool_tool_describe(exports_corral_tool_tool_list_tool_spec_t *ret);
-bool exports_corral_tool_tool_call(plugin_string_t *name, plugin_string_t *arguments, exports_corral_tool_tool_context_t *context, plugin_string_t *ret, exports_corral_tool_tool_tool_error_t *err);
+bool exports_corral_tool_tool_call(plugin_string_t *name, plugin_string_t *arguments, exports_corral_tool_tool_context_t *context, exports_corral_tool_tool_tool_output_t *ret, exports_corral_tool_tool_tool_error_t *err);
 
 // Helper Functions
 
+void plugin_option_u32_free(plugin_option_u32_t *ptr);
+
+void plugin_option_u64_free(plugin_option_u64_t *ptr);
+
+void corral_tool_types_resilience_hints_free(corral_tool_types_resilience_hints_t *ptr);
+
 void plugin_list_string_free(plugin_list_string_t *ptr);
+
+void plugin_option_string_free(plugin_option_string_t *ptr);
+
+void corral_tool_types_option_resilience_hints_free(corral_tool_types_option_resilience_hints_t *ptr);
 
 void corral_tool_types_tool_metadata_free(corral_tool_types_tool_metadata_t *ptr);
 
@@ -223,7 +690,75 @@ void corral_tool_types_context_free(corral_tool_types_context_t *ptr);
 
 void corral_tool_types_approval_decision_free(corral_tool_types_approval_decision_t *ptr);
 
+void corral_tool_types_list_role_free(corral_tool_types_list_role_t *ptr);
+
+void plugin_option_f64_free(plugin_option_f64_t *ptr);
+
+void corral_tool_types_annotations_free(corral_tool_types_annotations_t *ptr);
+
+void plugin_list_u8_free(plugin_list_u8_t *ptr);
+
+void corral_tool_types_media_free(corral_tool_types_media_t *ptr);
+
+void corral_tool_types_resource_link_free(corral_tool_types_resource_link_t *ptr);
+
+void corral_tool_types_resource_contents_free(corral_tool_types_resource_contents_t *ptr);
+
+void corral_tool_types_embedded_resource_free(corral_tool_types_embedded_resource_t *ptr);
+
+void corral_tool_types_content_free(corral_tool_types_content_t *ptr);
+
+void corral_tool_types_option_annotations_free(corral_tool_types_option_annotations_t *ptr);
+
+void corral_tool_types_part_free(corral_tool_types_part_t *ptr);
+
+void corral_tool_types_tool_output_free(corral_tool_types_tool_output_t *ptr);
+
 void corral_tool_host_approval_decision_free(corral_tool_host_approval_decision_t *ptr);
+
+void corral_tool_client_media_free(corral_tool_client_media_t *ptr);
+
+void corral_tool_client_client_error_free(corral_tool_client_client_error_t *ptr);
+
+void corral_tool_client_elicit_answer_free(corral_tool_client_elicit_answer_t *ptr);
+
+void corral_tool_client_sampling_content_free(corral_tool_client_sampling_content_t *ptr);
+
+void corral_tool_client_sampling_message_free(corral_tool_client_sampling_message_t *ptr);
+
+void corral_tool_client_model_preferences_free(corral_tool_client_model_preferences_t *ptr);
+
+void corral_tool_client_sampled_free(corral_tool_client_sampled_t *ptr);
+
+void corral_tool_client_root_free(corral_tool_client_root_t *ptr);
+
+void corral_tool_client_elicit_request_free(corral_tool_client_elicit_request_t *ptr);
+
+void corral_tool_client_list_sampling_message_free(corral_tool_client_list_sampling_message_t *ptr);
+
+void corral_tool_client_option_model_preferences_free(corral_tool_client_option_model_preferences_t *ptr);
+
+void corral_tool_client_sample_request_free(corral_tool_client_sample_request_t *ptr);
+
+void corral_tool_client_request_free(corral_tool_client_request_t *ptr);
+
+void corral_tool_client_list_root_free(corral_tool_client_list_root_t *ptr);
+
+void corral_tool_client_answer_free(corral_tool_client_answer_t *ptr);
+
+void corral_tool_client_input_request_free(corral_tool_client_input_request_t *ptr);
+
+void corral_tool_client_result_elicit_answer_client_error_free(corral_tool_client_result_elicit_answer_client_error_t *ptr);
+
+void corral_tool_client_result_sampled_client_error_free(corral_tool_client_result_sampled_client_error_t *ptr);
+
+void corral_tool_client_result_list_root_client_error_free(corral_tool_client_result_list_root_client_error_t *ptr);
+
+void corral_tool_client_list_input_request_free(corral_tool_client_list_input_request_t *ptr);
+
+void corral_tool_client_result_answer_client_error_free(corral_tool_client_result_answer_client_error_t *ptr);
+
+void corral_tool_client_list_result_answer_client_error_free(corral_tool_client_list_result_answer_client_error_t *ptr);
 
 void exports_corral_tool_tool_tool_spec_free(exports_corral_tool_tool_tool_spec_t *ptr);
 
@@ -231,9 +766,11 @@ void exports_corral_tool_tool_tool_error_free(exports_corral_tool_tool_tool_erro
 
 void exports_corral_tool_tool_context_free(exports_corral_tool_tool_context_t *ptr);
 
+void exports_corral_tool_tool_tool_output_free(exports_corral_tool_tool_tool_output_t *ptr);
+
 void exports_corral_tool_tool_list_tool_spec_free(exports_corral_tool_tool_list_tool_spec_t *ptr);
 
-void exports_corral_tool_tool_result_string_tool_error_free(exports_corral_tool_tool_result_string_tool_error_t *ptr);
+void exports_corral_tool_tool_result_tool_output_tool_error_free(exports_corral_tool_tool_result_tool_output_tool_error_t *ptr);
 
 // Sets the string `ret` to reference the input string `s` without copying it
 void plugin_string_set(plugin_string_t *ret, const char*s);

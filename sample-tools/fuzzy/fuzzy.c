@@ -1,14 +1,15 @@
 /* The `fuzzy` sample plugin, in C: edit distance and "did you mean"
  * matching over Unicode text. Bindings: guest-sdk/c (`wit-bindgen c` for the
- * `corral:tool/plugin@0.1.0` world, wit/v0.1.0); the core module is built
+ * `corral:tool/plugin@0.3.0` world, wit/, and the helpers of corral_tool.h);
+ * the core module is built
  * with zig's clang for wasm32-wasi and wrapped into a component with
  * `jco new --wasi-reactor` (see scripts/build-guests.sh). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "corral_tool.h"
 #include "json.h"
-#include "plugin.h"
 
 #define MAX_CHARS 10000
 #define MAX_CANDIDATES 100000
@@ -34,6 +35,7 @@ static const char *CLOSEST_SCHEMA =
 static void spec(corral_tool_types_tool_spec_t *s, const char *name, const char *description,
                  const char *schema, const char *keyword) {
   memset(s, 0, sizeof *s);
+  corral_spec_defaults(&s->metadata);
   plugin_string_dup(&s->name, name);
   plugin_string_dup(&s->description, description);
   plugin_string_dup(&s->parameters, schema);
@@ -254,7 +256,8 @@ done:
 /* ---- call ---------------------------------------------------------------- */
 
 bool exports_corral_tool_tool_call(plugin_string_t *name, plugin_string_t *arguments,
-                                   exports_corral_tool_tool_context_t *context, plugin_string_t *ret,
+                                   exports_corral_tool_tool_context_t *context,
+                                   exports_corral_tool_tool_tool_output_t *ret,
                                    exports_corral_tool_tool_tool_error_t *err) {
   outcome o = {.error_tag = -1};
   const char *parse_error = NULL;
@@ -277,14 +280,11 @@ bool exports_corral_tool_tool_call(plugin_string_t *name, plugin_string_t *argum
 
   if (o.error_tag >= 0) {
     free(o.out.data);
-    memset(err, 0, sizeof *err);
-    err->tag = (uint8_t)o.error_tag;
-    /* Both cases carry an error-info at the same place in the union. */
-    plugin_string_dup(&err->val.invalid_arguments.message, o.message);
-    err->val.invalid_arguments.code.is_some = false;
+    corral_error(err, o.error_tag == CORRAL_TOOL_TYPES_TOOL_ERROR_INVALID_ARGUMENTS, o.message);
     return false;
   }
-  ret->ptr = (uint8_t *)o.out.data;
-  ret->len = o.out.len;
+  /* One JSON part: the structured result. */
+  corral_output_json(ret, o.out.data, o.out.len);
+  free(o.out.data);
   return true;
 }

@@ -3,7 +3,7 @@
 //! on stdout, `--out DIR` files, `--json` with base64) and MCP; and the
 //! host refusing parts that lie about their bytes, come by the thousand,
 //! point at `file://` or `javascript:`, or carry escape codes; and the
-//! Python and JavaScript helpers' parts and client requests.
+//! Python, JavaScript and C helpers' parts and client requests.
 
 use base64::Engine as _;
 use corral::{CallOptions, PartContent, Role};
@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::cli::{corral, stdout_json};
 use crate::mcp::Stdio_;
 use crate::support::{
-    CHART, HOSTILE, JS_PROBE, JS_WEB, PY_PROBE, REFERENCE_TOOLS, plugin_dir,
+    C_PROBE, CHART, HOSTILE, JS_PROBE, JS_WEB, PY_PROBE, REFERENCE_TOOLS, plugin_dir,
     plugin_dir_with_policies,
 };
 
@@ -293,12 +293,13 @@ impl corral::ClientRequests for Scripted {
 }
 
 #[tokio::test]
-async fn the_python_and_javascript_helpers_return_parts_and_ask_the_client() {
+async fn the_python_javascript_and_c_helpers_return_parts_and_ask_the_client() {
     let policy = "version = 1\n[client]\nelicitation = true\nroots = true\n";
     let dir = plugin_dir_with_policies(&[
         (PY_PROBE, Some(policy)),
         (JS_PROBE, Some(policy)),
         (JS_WEB, Some(policy)),
+        (C_PROBE, Some(policy)),
     ]);
     let host = crate::support::host(dir.path()).await;
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
@@ -348,10 +349,16 @@ async fn the_python_and_javascript_helpers_return_parts_and_ask_the_client() {
             json!({"answers": [ada, [{"uri": "file:///work", "name": "work"}]], "again": ada}),
         ),
         ("js_web_elicit", ada.clone()),
+        ("c_ask", json!({"action": 0, "answers": {"name": "Ada"}})),
     ];
     for (tool, want) in expected {
+        let arguments = if tool == "c_ask" {
+            r#"{"path": "?"}"#
+        } else {
+            question
+        };
         let out = host
-            .call(tool, question, &options)
+            .call(tool, arguments, &options)
             .await
             .unwrap_or_else(|e| panic!("{tool}: {e}"));
         assert_eq!(*out.json().expect("json"), want, "{tool}");

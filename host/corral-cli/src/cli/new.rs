@@ -125,7 +125,7 @@ impl Language {
             Self::C => &[
                 ("sample-tools/fuzzy/json.c", "json.c"),
                 ("sample-tools/fuzzy/json.h", "json.h"),
-                ("wit/v0.1.0/corral-tool.wit", "wit/corral-tool.wit"),
+                ("wit/corral-tool.wit", "wit/corral-tool.wit"),
             ],
         }
     }

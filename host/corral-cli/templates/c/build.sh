@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds {{name}}.wasm, a WebAssembly component, from tool.c: zig's clang
-# compiles it with corral's C bindings of the 0.1.0 world (guest-sdk/c, as
-# `wit-bindgen c` writes them) for wasm32-wasi (a reactor, no main), and
+# compiles it with corral's C bindings of the 0.3.0 world (guest-sdk/c, as
+# `wit-bindgen c` writes them, and its corral_tool.h) for wasm32-wasi (a
+# reactor, no main), and
 # jco wraps the core module into a component.
 set -euo pipefail
 cd "$(dirname "$0")"

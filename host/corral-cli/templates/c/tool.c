@@ -1,12 +1,13 @@
 /* {{name}}: a corral tool in C. `describe` declares the tool (its
  * description is what the model reads, its schema the JSON Schema of its
- * arguments); `call` runs it. Bindings: corral's guest-sdk/c (./build.sh);
- * json.c is a small JSON reader and writer. */
+ * arguments); `call` runs it and returns its parts. Bindings: corral's
+ * guest-sdk/c (./build.sh), with the helpers of corral_tool.h; json.c is a
+ * small JSON reader and writer. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "corral_tool.h"
 #include "json.h"
-#include "plugin.h"
 
 static const char *SCHEMA =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"text\"],"
@@ -16,23 +17,22 @@ void exports_corral_tool_tool_describe(exports_corral_tool_tool_list_tool_spec_t
   ret->len = 1;
   ret->ptr = calloc(1, sizeof(corral_tool_types_tool_spec_t));
   corral_tool_types_tool_spec_t *s = &ret->ptr[0];
+  corral_spec_defaults(&s->metadata);
   plugin_string_dup(&s->name, "{{tool}}");
   plugin_string_dup(&s->description, "Reverse a text, character by character.");
   plugin_string_dup(&s->parameters, SCHEMA);
   plugin_string_dup(&s->metadata.category, "text");
   s->metadata.idempotent = true;
-  s->metadata.parallelizable = true;
 }
 
 static bool invalid(exports_corral_tool_tool_tool_error_t *err, const char *message) {
-  memset(err, 0, sizeof *err);
-  err->tag = CORRAL_TOOL_TYPES_TOOL_ERROR_INVALID_ARGUMENTS;
-  plugin_string_dup(&err->val.invalid_arguments.message, message);
+  corral_error(err, true, message);
   return false;
 }
 
 bool exports_corral_tool_tool_call(plugin_string_t *name, plugin_string_t *arguments,
-                                   exports_corral_tool_tool_context_t *context, plugin_string_t *ret,
+                                   exports_corral_tool_tool_context_t *context,
+                                   exports_corral_tool_tool_tool_output_t *ret,
                                    exports_corral_tool_tool_tool_error_t *err) {
   const char *parse_error = NULL;
   json *args = json_parse((const char *)arguments->ptr, arguments->len, &parse_error);
@@ -62,7 +62,11 @@ bool exports_corral_tool_tool_call(plugin_string_t *name, plugin_string_t *argum
   buf_printf(&result, ",\"characters\":%zu}", characters);
   free(reversed);
   json_free(args);
-  ret->ptr = (uint8_t *)result.data;
-  ret->len = result.len;
+  /* A result of parts: a sentence for the model, and the structured data
+   * (which plans reference with $ref). */
+  corral_tool_types_part_t *parts = corral_output(ret, 2);
+  corral_part_text(&parts[0], "Reversed the text.");
+  corral_part_json(&parts[1], result.data, result.len);
+  free(result.data);
   return true;
 }
