@@ -90,8 +90,12 @@ impl<S: Inner> Service<Invocation> for Cache<S> {
             }
             metrics::counter!("corral_cache_misses_total", "tool" => label).increment(1);
             let result = inner.oneshot(invocation).await;
-            // A pending approval is a question, not an outcome: never cached.
-            let pending = matches!(result, Err(CallError::ApprovalPending { .. }));
+            // A pending approval or client request is a question, not an
+            // outcome: never cached.
+            let pending = matches!(
+                result,
+                Err(CallError::ApprovalPending { .. } | CallError::InputRequired { .. })
+            );
             if result.is_ok() || (cache_errors && !pending) {
                 cache.insert(key, result.clone(), clock.now());
             }

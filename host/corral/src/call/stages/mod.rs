@@ -173,9 +173,12 @@ pub(crate) async fn run<H: Caller + Clone + 'static>(
         started,
     )
     .await;
-    // A call that waits for approval has not used its loop's one shot: the
-    // retry with the answer runs it.
-    if matches!(result, Err(CallError::ApprovalPending { .. })) {
+    // A call that waits for approval, or for its client's input, has not
+    // used its loop's one shot: the retry with the answer runs it.
+    if matches!(
+        result,
+        Err(CallError::ApprovalPending { .. } | CallError::InputRequired { .. })
+    ) {
         env.loops.forget(&tool, options);
     }
     result
