@@ -10,7 +10,8 @@
  *   each part taking copies of what it is given; corral_output_json is the
  *   common case, one JSON part.
  * - corral_error: the tool-error of a failed call.
- * - corral_elicit and corral_roots: ask the MCP client that made the call,
+ * - corral_elicit, corral_sample and corral_roots: ask the MCP client that
+ *   made the call,
  *   as the plugin's policy (`[client]`) allows. Each returns 0 on an answer
  *   and -1 on a client-error, whose kind (CORRAL_TOOL_CLIENT_CLIENT_ERROR_*)
  *   and message it writes. A stateless (MCP 2026-07-28) client outside a
@@ -149,6 +150,29 @@ static inline int corral_elicit(const char *message, const char *schema, int *ac
     (*answers)[answer.val.accept.len] = 0;
   }
   corral_tool_client_elicit_answer_free(&answer);
+  return 0;
+}
+
+/* Asks the client's model to continue `prompt` (one user message) in at
+ * most `max_tokens` tokens: returns 0 and the model's text in `*text` (free
+ * it; untrusted). Needs `[client] sampling`. */
+static inline int corral_sample(const char *prompt, uint32_t max_tokens, char **text, int *kind,
+                                char **error) {
+  corral_tool_client_sampling_message_t message;
+  memset(&message, 0, sizeof message);
+  message.role = CORRAL_TOOL_TYPES_ROLE_USER;
+  message.content.tag = CORRAL_TOOL_CLIENT_SAMPLING_CONTENT_TEXT;
+  plugin_string_dup(&message.content.val.text, prompt);
+  corral_tool_client_list_sampling_message_t messages = {.ptr = &message, .len = 1};
+  corral_tool_client_sampled_t sampled;
+  corral_tool_client_client_error_t err;
+  bool ok = corral_tool_client_sample(&messages, NULL, max_tokens, &sampled, &err);
+  plugin_string_free(&message.content.val.text);
+  if (!ok) return corral__client_error(&err, kind, error);
+  *text = malloc(sampled.text.len + 1);
+  memcpy(*text, sampled.text.ptr, sampled.text.len);
+  (*text)[sampled.text.len] = 0;
+  corral_tool_client_sampled_free(&sampled);
   return 0;
 }
 

@@ -268,8 +268,8 @@ async fn the_chart_sample_draws_a_png_of_the_size_asked_and_returns_its_data() {
     assert!(err.to_string().contains("same length"), "{err}");
 }
 
-/// Answers a call's client requests: the person says "Ada", the roots are
-/// one folder.
+/// Answers a call's client requests: the person says "Ada", the model "4",
+/// the roots are one folder.
 struct Scripted;
 
 impl corral::ClientRequests for Scripted {
@@ -283,6 +283,9 @@ impl corral::ClientRequests for Scripted {
                 corral::ClientRequest::Elicit { .. } => Ok(corral::ClientAnswer::Elicited(
                     corral::Elicitation::Accept(json!({"name": "Ada"})),
                 )),
+                corral::ClientRequest::Sample { .. } => Ok(corral::ClientAnswer::Sampled(
+                    corral::Sampled::new("4".into(), "m".into(), None),
+                )),
                 _ => Ok(corral::ClientAnswer::Roots(vec![corral::ClientRoot::new(
                     "file:///work".into(),
                     Some("work".into()),
@@ -294,7 +297,8 @@ impl corral::ClientRequests for Scripted {
 
 #[tokio::test]
 async fn the_python_javascript_and_c_helpers_return_parts_and_ask_the_client() {
-    let policy = "version = 1\n[client]\nelicitation = true\nroots = true\n";
+    let policy = "version = 1\n[client]\nelicitation = true\nroots = true\n\
+                  sampling = { max_tokens = 20, calls_per_call = 1 }\n";
     let dir = plugin_dir_with_policies(&[
         (PY_PROBE, Some(policy)),
         (JS_PROBE, Some(policy)),
@@ -350,9 +354,10 @@ async fn the_python_javascript_and_c_helpers_return_parts_and_ask_the_client() {
         ),
         ("js_web_elicit", ada.clone()),
         ("c_ask", json!({"action": 0, "answers": {"name": "Ada"}})),
+        ("c_sample", json!({"text": "4"})),
     ];
     for (tool, want) in expected {
-        let arguments = if tool == "c_ask" {
+        let arguments = if tool.starts_with("c_") {
             r#"{"path": "?"}"#
         } else {
             question

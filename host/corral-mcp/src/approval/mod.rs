@@ -1,4 +1,8 @@
-//! Approvals over MCP: who answers a gated call, per client.
+//! Approvals over MCP: who answers a gated call, per client; and, for a
+//! 2026-07-28 client outside a task, the rounds of the input-required flow
+//! that carry a guest's own requests to it (`requests.rs`: the same signed
+//! state, the same retry, the same rule that only a tool safe to run again
+//! is re-run).
 //!
 //! - **2026-07-28 clients that declared `elicitation`** (in the request's
 //!   `_meta`): the multi-round-trip flow of that revision

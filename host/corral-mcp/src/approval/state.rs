@@ -16,6 +16,9 @@
 //!   that same question came (a guest that asks twice is answered twice);
 //! - the decisions of earlier rounds of the same call (a declared gate
 //!   answered, then a guest's own request), so none is asked twice;
+//! - the client's answers to the guest's requests of earlier rounds
+//!   (`requests.rs`), each bound to one request (key, kind, sha256 of the
+//!   whole request, occurrence), and which requests the retry answers;
 //! - a random nonce and an expiry: a state is good for [`DEFAULT_STATE_TTL`]
 //!   (or what the server sets) and once. The process that accepts a state
 //!   remembers its nonce until the state expires (the most recent
@@ -26,8 +29,8 @@
 //! The signature covers a purpose label, so an approval state and a
 //! disclosure token, signed with the same key, cannot stand for each other.
 //!
-//! The state is signed, not encrypted: it holds hashes, decisions and the
-//! reviewer's edits, nothing secret. The one exception is a script's
+//! The state is signed, not encrypted: it holds hashes, decisions, the
+//! reviewer's edits and the client's own answers, nothing secret. The one exception is a script's
 //! journal (code mode), which holds tool outputs: it is encrypted inside
 //! the signed state (`journal.rs`).
 
