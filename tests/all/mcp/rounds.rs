@@ -234,3 +234,33 @@ fn a_tool_that_may_write_is_not_asked_by_a_retry() {
         "Dee"
     );
 }
+
+#[test]
+fn a_sampling_request_is_charged_once_however_many_rounds_ask_it() {
+    let policy = "version = 1\n[client]\n\
+                  sampling = { max_tokens = 100, calls_per_call = 1, tokens_per_hour = 100 }\n";
+    let dir = plugin_dir_with_policies(&[(REFERENCE_TOOLS, Some(policy))]);
+    let mut mcp = Stdio_::start(dir.path(), &["--no-watch"]);
+    let caps = json!({"sampling": {}});
+    let tool = "test_input_required_result_sampling";
+    // The request goes out once: the tenant's 100 tokens are spent on it.
+    let asked = mcp.request(1, "tools/call", call(tool, &caps, None, None))["result"].clone();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let state = asked["requestState"].as_str().expect("state");
+    // The retry runs the guest again, which asks again: answered from the
+    // retry, not charged twice.
+    let model = json!({"capital_question": {"role": "assistant", "model": "m",
+                       "content": {"type": "text", "text": "Paris"}}});
+    let done = mcp.request(2, "tools/call", call(tool, &caps, Some(state), Some(model)));
+    assert_eq!(
+        done["result"]["content"][0]["text"], "LLM response: Paris",
+        "{done}"
+    );
+    // A new call's request finds the budget spent: refused, never sent.
+    let again = mcp.request(3, "tools/call", call(tool, &caps, None, None));
+    assert_eq!(again["result"]["isError"], true, "{again}");
+    assert!(
+        str_of(&again["result"]["content"][0]["text"]).contains("sampling budget of 100 per hour"),
+        "{again}"
+    );
+}

@@ -129,6 +129,15 @@ impl RoundClient {
         asked
     }
 
+    /// Whether `expected` says this retry's responses may answer `asked`:
+    /// with a state, only a request it says was pending; without one, any.
+    fn expected(&self, asked: &Asked) -> bool {
+        match &self.pending {
+            Some(pending) => pending.contains(asked),
+            None => true,
+        }
+    }
+
     /// The answer to `request` (asked as `asked`) this round knows, if any.
     fn known(
         &self,
@@ -138,11 +147,10 @@ impl RoundClient {
         if let Some((_, value)) = self.earlier.iter().find(|(a, _)| a == asked) {
             return Some(crate::client::read_answer(request, value.clone()));
         }
-        let expected = match &self.pending {
-            Some(pending) => pending.contains(asked),
-            None => true,
-        };
-        let value = self.responses.get(&asked.key).filter(|_| expected)?;
+        let value = self
+            .responses
+            .get(&asked.key)
+            .filter(|_| self.expected(asked))?;
         // An answer that is not the right kind of result is asked again.
         let answer = crate::client::read_answer(request, value.clone()).ok()?;
         let bytes = value.to_string().len();
@@ -180,6 +188,22 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ClientRequests for RoundClient {
+    /// An answer of an earlier round, or a usable one of this retry, for
+    /// the next asking of `request` (its occurrence counted, not taken).
+    fn remembers(&self, request: &ClientRequest) -> bool {
+        let count = lock(&self.seen)
+            .get(&Asked::of(request, 0))
+            .copied()
+            .unwrap_or(0);
+        let asked = Asked::of(request, count);
+        self.earlier.iter().any(|(a, _)| *a == asked)
+            || self
+                .responses
+                .get(&asked.key)
+                .filter(|_| self.expected(&asked))
+                .is_some_and(|value| crate::client::read_answer(request, value.clone()).is_ok())
+    }
+
     fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a> {
         Box::pin(async move {
             let mut answers = self.ask_all(asking, vec![request]).await;

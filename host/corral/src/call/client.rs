@@ -54,6 +54,15 @@ pub trait ClientRequests: Send + Sync {
     /// Answers `request` of the call `asking` describes.
     fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a>;
 
+    /// Whether this client already holds the answer to `request`, so that
+    /// asking it reaches no one (an MCP 2026-07-28 round answering a re-run
+    /// guest from the answers its client sent): the tenant's sampling
+    /// budget was charged when the request went out and is not charged
+    /// again. `false` by default.
+    fn remembers(&self, _request: &ClientRequest) -> bool {
+        false
+    }
+
     /// Answers several requests the guest asked at once (WIT `ask`), an
     /// answer per request in order. The default asks them one after
     /// another; a client that takes several at once overrides it.
@@ -94,6 +103,9 @@ impl ToolClient {
         else {
             return Ok(());
         };
+        if self.client.remembers(request) {
+            return Ok(());
+        }
         budget.take(&self.context, *max_tokens).map_err(|limit| {
             ClientRefusal::OverBudget(format!(
                 "{max_tokens} tokens asked, and this tenant's sampling budget of {limit} is \
