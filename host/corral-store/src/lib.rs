@@ -26,7 +26,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-pub use memory::{DEFAULT_MEMORY_ENTRIES, MemoryStore};
+pub use memory::{DEFAULT_MEMORY_BYTES, DEFAULT_MEMORY_ENTRIES, MemoryStore};
 #[cfg(feature = "redis")]
 pub use redis::{REDIS_TIMEOUT, RedisStore};
 

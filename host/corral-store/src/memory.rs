@@ -15,6 +15,18 @@ use crate::{SharedStore, StoreError, StoreFuture};
 /// useful.
 pub const DEFAULT_MEMORY_ENTRIES: u64 = 100_000;
 
+/// The default bound of a [`MemoryStore`]'s bytes (keys and values):
+/// 268 435 456 (256 MiB). Task results and the `corral://` resources of
+/// tool results can be as large as the output cap, so a count alone does
+/// not bound the memory; past either bound, moka evicts.
+pub const DEFAULT_MEMORY_BYTES: u64 = 256 << 20;
+
+/// What one record weighs against [`DEFAULT_MEMORY_BYTES`]: its key and
+/// value, plus 64 bytes of bookkeeping.
+fn weight(key: &str, record: &Record) -> u32 {
+    u32::try_from(key.len() + record.value.len() + 64).unwrap_or(u32::MAX)
+}
+
 /// A record and how long it lives from its last write.
 #[derive(Clone)]
 struct Record {
@@ -63,11 +75,21 @@ impl Default for MemoryStore {
 }
 
 impl MemoryStore {
-    /// A store of at most `max_entries` records.
+    /// A store of at most `max_entries` records, and at most
+    /// [`DEFAULT_MEMORY_BYTES`] in all (or `max_entries` × 2 684 bytes, if
+    /// less).
     pub fn bounded(max_entries: u64) -> Self {
+        // moka bounds by one weight: each record weighs its bytes, and the
+        // count bound becomes a byte bound at 2 684 bytes a record (the
+        // default's 100 000 records and 256 MiB).
+        let per_record = DEFAULT_MEMORY_BYTES / DEFAULT_MEMORY_ENTRIES;
+        let max_bytes = max_entries
+            .saturating_mul(per_record)
+            .min(DEFAULT_MEMORY_BYTES);
         Self {
             records: Cache::builder()
-                .max_capacity(max_entries)
+                .max_capacity(max_bytes)
+                .weigher(|key: &String, record: &Record| weight(key, record))
                 .expire_after(PerRecord)
                 .build(),
         }
@@ -146,5 +168,25 @@ mod tests {
     #[tokio::test]
     async fn memory_keeps_the_contract() {
         crate::tests::contract(&MemoryStore::default()).await;
+    }
+
+    #[tokio::test]
+    async fn large_records_stay_within_the_byte_bound() {
+        // 1 000 records' worth: 2 684 000 bytes.
+        let store = MemoryStore::bounded(1_000);
+        let bound = 1_000 * (DEFAULT_MEMORY_BYTES / DEFAULT_MEMORY_ENTRIES);
+        // 100 records of 100 KiB: nearly four times the bound, in 100
+        // records, far fewer than the 1 000 the count alone would allow.
+        for i in 0..100 {
+            let key = format!("resource:{i}");
+            store
+                .put(&key, vec![0u8; 100 << 10], Duration::from_secs(60))
+                .await
+                .expect("put");
+        }
+        store.records.run_pending_tasks();
+        let held = store.records.weighted_size();
+        assert!(held <= bound, "{held} bytes held, bound {bound}");
+        assert!(held > bound / 2, "{held} bytes held, bound {bound}");
     }
 }
