@@ -435,3 +435,34 @@ async fn a_plan_references_a_binary_steps_resources_and_a_charts_data() {
     // A result with a structured part is that part.
     assert_eq!(step("top")["output"], "Hello, a!");
 }
+
+#[tokio::test]
+async fn a_guests_request_keys_and_count_are_checked_before_anyone_is_asked() {
+    let policy = "version = 1\n[client]\nroots = true\n";
+    let dir = plugin_dir_with_policies(&[(REFERENCE_TOOLS, Some(policy))]);
+    let host = crate::support::host(dir.path()).await;
+    let options = CallOptions::default().with_client(std::sync::Arc::new(Scripted));
+    let out = host
+        .call("test_bad_asks", "{}", &options)
+        .await
+        .expect("asked");
+    // A string result is one JSON part: the string.
+    let text = out.json().and_then(|v| v.as_str()).expect("a string");
+    let lines: Vec<&str> = text.lines().collect();
+    // The first `a` is asked; the second `a` and `bad key` are not.
+    let keyed: Vec<&str> = lines[0].split("; error ").collect();
+    assert_eq!(keyed[0], "1 roots", "{text}");
+    assert!(
+        keyed[1].contains("two requests of one `ask` are named `a`"),
+        "{text}"
+    );
+    assert!(keyed[2].contains("must be 1 to 64 ASCII letters"), "{text}");
+    // Nine at once: every one fails, none is asked.
+    let many: Vec<&str> = lines[1].split("; error ").collect();
+    assert_eq!(many.len(), 9, "{text}");
+    assert!(
+        many.iter()
+            .all(|a| a.contains("9 requests asked at once; `ask` takes at most 8")),
+        "{text}"
+    );
+}
