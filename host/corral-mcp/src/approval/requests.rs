@@ -129,7 +129,7 @@ impl RoundClient {
         asked
     }
 
-    /// Whether `expected` says this retry's responses may answer `asked`:
+    /// Whether this retry's responses may answer `asked`:
     /// with a state, only a request it says was pending; without one, any.
     fn expected(&self, asked: &Asked) -> bool {
         match &self.pending {
