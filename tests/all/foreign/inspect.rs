@@ -123,13 +123,14 @@ fn inspect_names_a_plugin_of_corrals_world_a_missing_import_and_a_bad_file() {
     );
 
     // componentize-qjs imports the contract's types interface, which has no
-    // function: linked with nothing, not missing.
+    // function: linked with nothing, not missing; and the helper's host and
+    // client interfaces of contract 0.3.0, which the host provides.
     let json = stdout_json(&inspect(&guest(VERSIONS), true));
     let types = json["imports"]
         .as_array()
         .expect("imports")
         .iter()
-        .find(|i| i["name"] == "corral:tool/types@0.1.0")
+        .find(|i| i["name"] == "corral:tool/types@0.3.0")
         .unwrap_or_else(|| panic!("no types import: {json}"));
     assert_eq!(types["provided"], true, "{json}");
     assert_eq!(types["access"], "types only: nothing to call", "{json}");

@@ -132,12 +132,18 @@ const PROVIDED: &[(&str, &str)] = &[
         "corral:tool/host",
         "corral's host interface: log lines, progress, approval",
     ),
+    (
+        "corral:tool/client",
+        "requests to the MCP client (elicitation, sampling, roots), each as the policy's \
+         [client] grants",
+    ),
 ];
 
 /// What corral does with the import `name`: [`Import::access`] when it
 /// provides it.
 fn access(name: &str) -> Option<&'static str> {
-    if name.contains("@0.3") {
+    // WASI 0.3 (the component-model async interfaces) is not linked.
+    if name.starts_with("wasi:") && name.contains("@0.3") {
         return None;
     }
     PROVIDED
