@@ -155,30 +155,50 @@ pub(crate) fn read_answer(
             Ok(ClientAnswer::Elicited(elicitation_of(result)))
         }
         ClientRequest::Sample { .. } => {
-            let result: CreateMessageResult = serde_json::from_value(value).map_err(unusable)?;
-            let text = result
-                .message
-                .content
-                .iter()
-                .find_map(|block| block.as_text().map(|t| t.text.clone()))
-                .ok_or_else(|| ClientRefusal::Failed("the model answered without text".into()))?;
-            Ok(ClientAnswer::Sampled(Sampled::new(
-                text,
-                result.model,
-                result.stop_reason,
-            )))
+            sampled_of(serde_json::from_value(value).map_err(unusable)?)
         }
-        _ => {
-            let result: ListRootsResult = serde_json::from_value(value).map_err(unusable)?;
-            Ok(ClientAnswer::Roots(
-                result
-                    .roots
-                    .into_iter()
-                    .map(|root| ClientRoot::new(root.uri, root.name))
-                    .collect(),
-            ))
-        }
+        _ => Ok(roots_of(serde_json::from_value(value).map_err(unusable)?)),
     }
+}
+
+/// The model's answer as the guest gets it: its first text block.
+///
+/// # Errors
+/// `failed` when the model answered without text.
+fn sampled_of(result: CreateMessageResult) -> Result<ClientAnswer, ClientRefusal> {
+    let text = result
+        .message
+        .content
+        .iter()
+        .find_map(|block| block.as_text().map(|t| t.text.clone()))
+        .ok_or_else(|| ClientRefusal::Failed("the model answered without text".into()))?;
+    Ok(ClientAnswer::Sampled(Sampled::new(
+        text,
+        result.model,
+        result.stop_reason,
+    )))
+}
+
+/// The client's roots as the guest gets them.
+fn roots_of(result: ListRootsResult) -> ClientAnswer {
+    ClientAnswer::Roots(
+        result
+            .roots
+            .into_iter()
+            .map(|root| ClientRoot::new(root.uri, root.name))
+            .collect(),
+    )
+}
+
+/// The one answer of an `ask_all` of one request (`ClientRequests::ask`
+/// for a client whose `ask_all` is the real one).
+pub(crate) async fn only(
+    answers: corral::ClientFutures<'_>,
+) -> Result<ClientAnswer, ClientRefusal> {
+    answers
+        .await
+        .pop()
+        .unwrap_or_else(|| Err(ClientRefusal::Failed("the client gave no answer".into())))
 }
 
 /// The person's answer as the guest gets it: accept with the content (an
@@ -225,82 +245,35 @@ impl ClientRequests for SessionClient {
         ))
     }
 
+    /// The request built as for an input-required round (so the
+    /// capability check, the framing and the warning are the same), sent
+    /// on the session.
     fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a> {
         Box::pin(async move {
             let failed = |what: &str, err: &dyn std::fmt::Display| {
                 ClientRefusal::Failed(format!("the client's {what} failed: {err}"))
             };
-            match request {
-                ClientRequest::Elicit {
-                    message, schema, ..
-                } => {
-                    if self.capabilities.elicitation.is_none() {
-                        return Err(undeclared("elicitation"));
-                    }
-                    let requested_schema: ElicitationSchema = serde_json::from_value(schema)
-                        .map_err(|err| {
-                            ClientRefusal::Failed(format!(
-                                "the requested schema is not a form MCP clients take: {err}"
-                            ))
-                        })?;
-                    let params = ElicitRequestParams::FormElicitationParams {
-                        meta: None,
-                        message: framed(asking, &message),
-                        requested_schema,
-                    };
+            match input_request(asking, &self.capabilities, &request)? {
+                InputRequest::Elicitation(elicit) => {
                     let answer = self
                         .peer
-                        .create_elicitation_with_timeout(params, Some(asking.timeout))
+                        .create_elicitation_with_timeout(elicit.params, Some(asking.timeout))
                         .await
                         .map_err(|err| failed("elicitation", &err))?;
                     Ok(ClientAnswer::Elicited(elicitation_of(answer)))
                 }
-                ClientRequest::Sample {
-                    messages,
-                    preferences,
-                    max_tokens,
-                    ..
-                } => {
-                    if self.capabilities.sampling.is_none() {
-                        return Err(undeclared("sampling"));
-                    }
-                    let params = sampling_params(messages, preferences, max_tokens);
-                    let answer = self
-                        .peer
-                        .create_message(params)
+                InputRequest::CreateMessage(create) => sampled_of(
+                    self.peer
+                        .create_message(create.params)
                         .await
-                        .map_err(|err| failed("sampling", &err))?;
-                    let text = answer
-                        .message
-                        .content
-                        .iter()
-                        .find_map(|block| block.as_text().map(|t| t.text.clone()))
-                        .ok_or_else(|| {
-                            ClientRefusal::Failed("the model answered without text".into())
-                        })?;
-                    Ok(ClientAnswer::Sampled(Sampled::new(
-                        text,
-                        answer.model,
-                        answer.stop_reason,
-                    )))
-                }
-                ClientRequest::Roots { .. } => {
-                    if self.capabilities.roots.is_none() {
-                        return Err(undeclared("roots"));
-                    }
-                    let answer = self
-                        .peer
+                        .map_err(|err| failed("sampling", &err))?,
+                ),
+                InputRequest::ListRoots(_) => Ok(roots_of(
+                    self.peer
                         .list_roots()
                         .await
-                        .map_err(|err| failed("roots/list", &err))?;
-                    Ok(ClientAnswer::Roots(
-                        answer
-                            .roots
-                            .into_iter()
-                            .map(|root| ClientRoot::new(root.uri, root.name))
-                            .collect(),
-                    ))
-                }
+                        .map_err(|err| failed("roots/list", &err))?,
+                )),
                 _ => Err(ClientRefusal::Unsupported(
                     "this corral does not know the request".into(),
                 )),

@@ -205,12 +205,7 @@ impl ClientRequests for RoundClient {
     }
 
     fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a> {
-        Box::pin(async move {
-            let mut answers = self.ask_all(asking, vec![request]).await;
-            answers
-                .pop()
-                .unwrap_or_else(|| Err(ClientRefusal::Failed("no answer".into())))
-        })
+        Box::pin(crate::client::only(self.ask_all(asking, vec![request])))
     }
 
     fn ask_all<'a>(

@@ -75,12 +75,7 @@ impl TaskClient {
 
 impl ClientRequests for TaskClient {
     fn ask<'a>(&'a self, asking: &'a Asking, request: ClientRequest) -> ClientFuture<'a> {
-        Box::pin(async move {
-            let mut answers = self.ask_all(asking, vec![request]).await;
-            answers
-                .pop()
-                .unwrap_or_else(|| Err(ClientRefusal::Failed("no answer".into())))
-        })
+        Box::pin(crate::client::only(self.ask_all(asking, vec![request])))
     }
 
     fn ask_all<'a>(
