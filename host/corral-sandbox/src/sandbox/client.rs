@@ -200,8 +200,7 @@ impl SandboxState {
                 }
             });
         }
-        let answers = out;
-        Ok(answers)
+        Ok(out)
     }
 
     /// One request, prepared, asked and answered.
