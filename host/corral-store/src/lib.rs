@@ -4,20 +4,23 @@
 //! What keeps records here: MCP tasks (status, result, lease, cancel
 //! requests and the answers of `tasks/update`, see `corral-mcp`'s `tasks`
 //! module) and the used nonces of approval request states (so a state,
-//! and the code-mode journal inside it, is used once across replicas);
-//! tenant quotas are to follow.
+//! and the code-mode journal inside it, is used once across replicas),
+//! and tenant quotas (one token bucket per tenant and quota,
+//! [`SharedStore::spend`]).
 //! Every record has a time to live, so nothing stays forever when the
 //! replica that wrote it dies.
 //!
 //! The operations are the ones Redis gives atomically (`GET`, `SET PX`,
-//! `SET NX PX`, `INCRBY` + `PEXPIRE`, `DEL`), so a Redis store is a thin
-//! mapping (`RedisStore`, feature `redis`). [`MemoryStore`] is the
+//! `SET NX PX`, `INCRBY` + `PEXPIRE`, `DEL`, and one Lua script for a
+//! token bucket), so a Redis store is a thin mapping (`RedisStore`, feature
+//! `redis`). [`MemoryStore`] is the
 //! default: one process, bounded by an entry count.
 //!
 //! Keys are short ASCII strings that the caller builds from its own
 //! identifiers (`task:<id>`); values are bytes the caller encodes. Nothing
 //! here interprets either.
 
+mod bucket;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
@@ -26,6 +29,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+pub use bucket::{Bucket, Level, Spend};
 pub use memory::{DEFAULT_MEMORY_BYTES, DEFAULT_MEMORY_ENTRIES, MemoryStore};
 #[cfg(feature = "redis")]
 pub use redis::{REDIS_TIMEOUT, RedisStore};
@@ -100,6 +104,18 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
 
     /// Removes `key`; removing a missing key is not an error.
     fn delete<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Spends from the token bucket under `key` (shaped by `bucket`; a
+    /// missing key is a full bucket) and says what is left: one atomic
+    /// step, one round trip. The key lives until the bucket is full again,
+    /// so an idle tenant costs nothing. The time is the store's own (a Redis
+    /// server's `TIME`), so replicas with skewed clocks agree. The rule is
+    /// [`Bucket::spend`].
+    ///
+    /// # Errors
+    /// [`StoreError::NotACounter`] when the key holds something else;
+    /// [`StoreError::Unreachable`] as for every operation.
+    fn spend<'a>(&'a self, key: &'a str, bucket: Bucket, spend: Spend) -> StoreFuture<'a, Level>;
 }
 
 #[cfg(test)]
@@ -145,5 +161,81 @@ mod tests {
         }
         assert!(start.elapsed() >= Duration::from_millis(20));
         assert!(store.get("long").await.unwrap().is_some());
+
+        buckets(store).await;
+    }
+
+    /// The token bucket: a burst, refusals, debt from a charge, the refill.
+    async fn buckets(store: &dyn SharedStore) {
+        use crate::{Bucket, Spend};
+        store.delete("b").await.unwrap();
+        // 3 units a minute, all at once.
+        let bucket = Bucket::per(3.0, MINUTE, 3.0);
+        for left in [2.0, 1.0, 0.0] {
+            let level = store.spend("b", bucket, Spend::Take(1.0)).await.unwrap();
+            assert!(level.admitted, "{level:?}");
+            assert!((level.left - left).abs() < 0.01, "{level:?}");
+        }
+        let refused = store.spend("b", bucket, Spend::Take(1.0)).await.unwrap();
+        assert!(!refused.admitted);
+        // One unit comes back in 20 s.
+        assert!(
+            refused.wait > Duration::from_secs(19) && refused.wait <= Duration::from_secs(20),
+            "{refused:?}"
+        );
+        // A refusal took nothing: the next waits no longer.
+        let again = store.spend("b", bucket, Spend::Take(1.0)).await.unwrap();
+        assert!(!again.admitted && again.wait <= refused.wait, "{again:?}");
+
+        // A charge always lands, and can go into debt; a check then refuses
+        // until the debt is paid back.
+        store.delete("c").await.unwrap();
+        let bucket = Bucket::per(100.0, MINUTE, 100.0);
+        assert!(
+            store
+                .spend("c", bucket, Spend::Check)
+                .await
+                .unwrap()
+                .admitted
+        );
+        let charged = store
+            .spend("c", bucket, Spend::Charge(250.0))
+            .await
+            .unwrap();
+        assert!(charged.admitted && charged.left < -149.0, "{charged:?}");
+        let check = store.spend("c", bucket, Spend::Check).await.unwrap();
+        assert!(!check.admitted);
+        assert!(check.wait > Duration::from_secs(89), "{check:?}");
+        assert!(check.wait <= Duration::from_secs(90), "{check:?}");
+
+        // A bucket refills: 10 units a second, spent, back after 100 ms.
+        store.delete("r").await.unwrap();
+        let fast = Bucket::per(10.0, Duration::from_secs(1), 1.0);
+        assert!(
+            store
+                .spend("r", fast, Spend::Take(1.0))
+                .await
+                .unwrap()
+                .admitted
+        );
+        let start = Instant::now();
+        while !store
+            .spend("r", fast, Spend::Take(1.0))
+            .await
+            .unwrap()
+            .admitted
+        {
+            assert!(start.elapsed() < MINUTE, "the bucket never refilled");
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            start.elapsed() >= Duration::from_millis(80),
+            "{:?}",
+            start.elapsed()
+        );
+
+        // A key that holds something else is no bucket.
+        store.put("s", b"text".to_vec(), MINUTE).await.unwrap();
+        assert!(store.spend("s", fast, Spend::Check).await.is_err());
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use moka::ops::compute::Op;
 use moka::sync::Cache;
 
-use crate::{SharedStore, StoreError, StoreFuture};
+use crate::{Bucket, Level, SharedStore, Spend, StoreError, StoreFuture};
 
 /// The default bound of a [`MemoryStore`]: 100 000 records. A task keeps
 /// a few (status, cancel request, answers), so this holds tens of
@@ -58,6 +58,9 @@ impl moka::Expiry<String, Record> for PerRecord {
 #[derive(Clone)]
 pub struct MemoryStore {
     records: Cache<String, Record>,
+    /// The zero of the store's clock (buckets' full times are milliseconds
+    /// since then).
+    epoch: Instant,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -92,6 +95,7 @@ impl MemoryStore {
                 .weigher(|key: &String, record: &Record| weight(key, record))
                 .expire_after(PerRecord)
                 .build(),
+            epoch: Instant::now(),
         }
     }
 
@@ -159,6 +163,47 @@ impl SharedStore for MemoryStore {
         self.records.invalidate(key);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    fn spend<'a>(&'a self, key: &'a str, bucket: Bucket, spend: Spend) -> StoreFuture<'a, Level> {
+        let now = self.epoch.elapsed().as_secs_f64() * 1_000.0;
+        let mut outcome = Err(StoreError::NotACounter {
+            key: key.to_owned(),
+            found: "nothing".into(),
+        });
+        self.records
+            .entry(key.to_owned())
+            .and_compute_with(|current| {
+                let full = match current.map(|e| e.into_value()) {
+                    None => None,
+                    Some(record) => match std::str::from_utf8(&record.value)
+                        .ok()
+                        .and_then(|s| s.parse::<f64>().ok())
+                    {
+                        Some(full) => Some(full),
+                        None => {
+                            outcome = Err(StoreError::NotACounter {
+                                key: key.to_owned(),
+                                found: format!("{} bytes, not a bucket", record.value.len()),
+                            });
+                            return Op::Nop;
+                        }
+                    },
+                };
+                let (new, level) = bucket.spend(full, now, spend);
+                outcome = Ok(level);
+                if new > now {
+                    Op::Put(Self::record(
+                        new.to_string().into_bytes(),
+                        Bucket::ttl(new, now),
+                    ))
+                } else if full.is_some() {
+                    Op::Remove
+                } else {
+                    Op::Nop
+                }
+            });
+        Box::pin(std::future::ready(outcome))
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +213,26 @@ mod tests {
     #[tokio::test]
     async fn memory_keeps_the_contract() {
         crate::tests::contract(&MemoryStore::default()).await;
+    }
+
+    #[tokio::test]
+    async fn buckets_of_many_tenants_stay_within_the_bound() {
+        let store = MemoryStore::bounded(1_000);
+        let bucket = Bucket::per(10.0, Duration::from_secs(3_600), 10.0);
+        for i in 0..100_000 {
+            let level = store
+                .spend(&format!("quota:calls:{i}"), bucket, Spend::Take(1.0))
+                .await
+                .expect("spend");
+            assert!(level.admitted);
+        }
+        store.records.run_pending_tasks();
+        let bound = 1_000 * (DEFAULT_MEMORY_BYTES / DEFAULT_MEMORY_ENTRIES);
+        let held = store.records.weighted_size();
+        assert!(held <= bound, "{held} bytes held, bound {bound}");
+        // A bucket's record weighs about 100 bytes: tens of thousands of
+        // the 100 000 were forgotten.
+        assert!(store.records.entry_count() < 50_000);
     }
 
     #[tokio::test]

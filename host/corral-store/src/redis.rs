@@ -1,6 +1,7 @@
 //! The Redis [`SharedStore`] (feature `redis`): every replica pointed at the
 //! same server shares the records. Each operation is one Redis command (or
-//! one `MULTI` of two on the same key), so each is atomic on its key.
+//! one `MULTI` of two on the same key, or the token bucket's Lua script,
+//! [`SPEND`]), so each is atomic on its key and takes one round trip.
 //!
 //! The connection is made on first use, not at start, so a replica starts
 //! while Redis is down; the `redis` crate's connection manager reconnects
@@ -13,7 +14,51 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::OnceCell;
 
-use crate::{SharedStore, StoreError, StoreFuture};
+use crate::{Bucket, Level, SharedStore, Spend, StoreError, StoreFuture};
+
+/// [`Bucket::spend`] in Lua, line for line, on the server's clock (`TIME`,
+/// which Redis 5 and later replicate as effects). `KEYS[1]` the bucket;
+/// `ARGV`: ms per unit, capacity, mode (`check`, `take`, `charge`), units.
+/// Replies `{admitted, left, wait_ms}` with the floats as strings (Redis
+/// would cut a Lua number to an integer).
+const SPEND: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local per = tonumber(ARGV[1])
+local cap = tonumber(ARGV[2])
+local mode = ARGV[3]
+local n = tonumber(ARGV[4])
+local dust = 1e-9
+local stored = redis.call('GET', KEYS[1])
+local full = now
+if stored then
+  local f = tonumber(stored)
+  if f == nil then return redis.error_reply('NOTBUCKET the key holds no bucket') end
+  if f > now then full = f end
+end
+local used = (full - now) / per
+local admitted, cost, over = true, 0, 0
+if mode == 'check' then
+  admitted = used < cap - dust
+  over = used - cap
+elseif mode == 'take' then
+  admitted = used + n <= cap + dust
+  if admitted then cost = n end
+  over = used + n - cap
+else
+  cost = n
+end
+local new = full + cost * per
+if new > now then
+  redis.call('SET', KEYS[1], string.format('%.17g', new), 'PX', math.max(1, math.ceil(new - now)))
+elseif stored then
+  redis.call('DEL', KEYS[1])
+end
+local wait = 0
+if not admitted then wait = math.max(1, over * per) end
+local left = cap - (new - now) / per
+return {admitted and 1 or 0, string.format('%.17g', left), string.format('%.17g', wait)}
+";
 
 /// How long a connection attempt or a command may take: 2 s.
 pub const REDIS_TIMEOUT: Duration = Duration::from_secs(2);
@@ -174,6 +219,44 @@ impl SharedStore for RedisStore {
         Box::pin(async move {
             let _: i64 = self.query(redis::cmd("DEL").arg(key)).await?;
             Ok(())
+        })
+    }
+
+    fn spend<'a>(&'a self, key: &'a str, bucket: Bucket, spend: Spend) -> StoreFuture<'a, Level> {
+        Box::pin(async move {
+            let (mode, units) = match spend {
+                Spend::Check => ("check", 0.0),
+                Spend::Take(n) => ("take", n),
+                Spend::Charge(n) => ("charge", n),
+            };
+            let mut connection = self.connection().await?;
+            // EVALSHA, falling back to EVAL once when the server does not
+            // know the script yet (a restarted server).
+            let reply: Result<(i64, String, String), redis::RedisError> = redis::Script::new(SPEND)
+                .key(key)
+                .arg(bucket.ms_per_unit)
+                .arg(bucket.capacity)
+                .arg(mode)
+                .arg(units)
+                .invoke_async(&mut connection)
+                .await;
+            match reply {
+                Ok((admitted, left, wait)) => {
+                    let wait: f64 = wait.parse().unwrap_or(1.0);
+                    Ok(Level {
+                        admitted: admitted == 1,
+                        left: left.parse().unwrap_or(0.0),
+                        wait: Duration::from_secs_f64(wait.max(0.0) / 1_000.0),
+                    })
+                }
+                Err(err) if matches!(err.kind(), redis::ErrorKind::Server(_)) => {
+                    Err(StoreError::NotACounter {
+                        key: key.to_owned(),
+                        found: err.to_string(),
+                    })
+                }
+                Err(err) => Err(self.unreachable(&err)),
+            }
         })
     }
 }
