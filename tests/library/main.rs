@@ -21,6 +21,7 @@ mod host_api;
 mod keyless;
 mod pipelines;
 mod policies;
+mod quotas;
 mod resilience;
 mod samples;
 mod search;

@@ -8,6 +8,7 @@
 //! | [`Kind::Policy`] | `NAME.policy.toml` | 256 KiB |
 //! | [`Kind::Groups`] | `groups.toml` | 1 MiB |
 //! | [`Kind::Disclosure`] | `disclosure.toml` | 1 MiB |
+//! | [`Kind::Quotas`] | the host's quotas file (`serve --quotas`) | 1 MiB |
 //! | [`Kind::Pipelines`] | `pipelines.json` | 4 MiB |
 //! | [`Kind::Lock`] | `corral.lock` | 4 MiB |
 //! | [`Kind::Secrets`] | the secret store's file | 1 MiB |
@@ -61,6 +62,8 @@ pub enum Kind {
     Groups,
     /// The facades of progressive disclosure, `disclosure.toml`.
     Disclosure,
+    /// The host's tenant quotas (`corral serve --quotas FILE`).
+    Quotas,
     /// The pipelines, `pipelines.json`.
     Pipelines,
     /// The plugin directory's lock file, `corral.lock`.
@@ -88,7 +91,7 @@ impl Kind {
     pub const fn cap(self) -> u64 {
         match self {
             Self::Policy => 256 * KIB,
-            Self::Groups | Self::Disclosure | Self::Secrets => MIB,
+            Self::Groups | Self::Disclosure | Self::Quotas | Self::Secrets => MIB,
             Self::Pipelines | Self::Lock | Self::Wit => 4 * MIB,
             Self::StandingApprovals => 16 * MIB,
             Self::SignatureEvidence | Self::Key => MIB,
@@ -102,6 +105,7 @@ impl Kind {
             Self::Policy => "a policy",
             Self::Groups => "the tool groups file",
             Self::Disclosure => "the facades file",
+            Self::Quotas => "the quotas file",
             Self::Pipelines => "the pipelines file",
             Self::Lock => "the lock file",
             Self::Secrets => "the secret store",

@@ -186,6 +186,28 @@ pub enum CallError {
         /// The limit that was hit, e.g. "10 per second (the tool's limit)".
         limit: String,
     },
+    /// The caller's tenant has spent one of its quotas (calls, fuel, guest
+    /// time or HTTP bytes per window); no guest code ran. Checked before the
+    /// call; a call that started is never cut by another call's charge.
+    #[error(
+        "tool `{tool}` was not called: tenant {tenant} is over its quota of {quota}; it is \
+         admitted again in {}s (at {reset_at}); wait, or ask the operator for a larger quota",
+        retry_after.as_secs().max(1)
+    )]
+    QuotaExceeded {
+        /// The tool.
+        tool: String,
+        /// Whose quota, as shown: `"acme"` (authenticated by a token),
+        /// `"acme" (client-asserted)`, or `anonymous`. Escaped.
+        tenant: String,
+        /// Which quota: kind, amount, window, burst and whose rule, e.g.
+        /// "calls: 100 per 1h, burst 10 (the host's per-tenant quota)".
+        quota: String,
+        /// How long until the same call would be admitted.
+        retry_after: std::time::Duration,
+        /// When that is, RFC 3339 UTC.
+        reset_at: String,
+    },
     /// The guest trapped (panicked, hit `unreachable`, divided by zero, ...).
     #[error("tool `{tool}` crashed: {message}")]
     Trapped {
@@ -232,7 +254,7 @@ impl CallError {
     /// `invalid_arguments`, `tool_failed`, `rejected`, `approval_pending`, `input_required`,
     /// `out_of_fuel`, `timeout`,
     /// `memory_limit`, `stack_overflow`, `output_too_large`, `output_invalid`,
-    /// `circuit_open`, `rate_limited`, `trapped`,
+    /// `circuit_open`, `rate_limited`, `quota_exceeded`, `trapped`,
     /// `configuration`, `invalid_limits`, `internal`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -250,6 +272,7 @@ impl CallError {
             Self::OutputInvalid { .. } => "output_invalid",
             Self::CircuitOpen { .. } => "circuit_open",
             Self::RateLimited { .. } => "rate_limited",
+            Self::QuotaExceeded { .. } => "quota_exceeded",
             Self::Trapped { .. } => "trapped",
             Self::Configuration { .. } => "configuration",
             Self::InvalidLimits { .. } => "invalid_limits",
@@ -289,6 +312,7 @@ impl CallError {
             | Self::OutputInvalid { tool, .. }
             | Self::CircuitOpen { tool, .. }
             | Self::RateLimited { tool, .. }
+            | Self::QuotaExceeded { tool, .. }
             | Self::Trapped { tool, .. }
             | Self::Configuration { tool, .. }
             | Self::InvalidLimits { tool, .. }

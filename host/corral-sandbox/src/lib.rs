@@ -15,6 +15,7 @@
 //! A [`wasmtime::Store`] is created in one place only, inside [`run`], which
 //! is why this crate is the only one that links guests and runs them.
 
+mod attempts;
 mod bindings;
 mod cache;
 mod client;
@@ -31,6 +32,7 @@ mod script;
 mod spec;
 mod trace;
 
+pub use attempts::{Attempts, Denial, HttpAttempt, MAX_DISTINCT, MAX_ORIGIN_BYTES, Usage, origin};
 pub use cache::{CacheOutcome, ComponentCache, compile};
 pub use client::{
     ClientAnswer, ClientFuture, ClientFutures, ClientGrants, ClientHook, ClientRefusal,

@@ -192,7 +192,7 @@ pub enum OpResult {
 }
 
 /// Everything a run reports besides its result.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunReport {
     /// Fuel units consumed.
     pub fuel_consumed: u64,
@@ -207,6 +207,10 @@ pub struct RunReport {
     /// Log, progress and console lines dropped past
     /// [`MAX_LOG_LINES`](imports::MAX_LOG_LINES).
     pub log_dropped: u64,
+    /// What the run used: fuel, memory peak, wall time, HTTP bytes.
+    pub usage: crate::attempts::Usage,
+    /// What the run attempted at the boundary (outbound HTTP).
+    pub attempts: crate::attempts::Attempts,
 }
 
 /// Who is running and with what, for one sandboxed run.
@@ -248,18 +252,11 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
     let stdout = Capture::new(limits.stdio_bytes);
     let stderr = Capture::new(limits.stdio_bytes);
     let budget = Arc::new(Budget::new(limits.timeout()));
+    let meter = Arc::new(http::Meter::default());
     let wasi = match wasi_ctx(setup.grants, &stdout, &stderr) {
         Ok(wasi) => wasi,
         Err(err) => {
-            let report = RunReport {
-                fuel_consumed: 0,
-                stdout: (String::new(), 0),
-                stderr: (String::new(), 0),
-                rejected: None,
-                config_error: None,
-                log_dropped: 0,
-            };
-            return (Err(Failure::Setup(err.to_string())), report);
+            return (Err(Failure::Setup(err.to_string())), RunReport::default());
         }
     };
     let state = SandboxState {
@@ -273,6 +270,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
             plugin: setup.plugin.clone(),
             tool: setup.tool.clone(),
             leaks: setup.leaks.clone(),
+            meter: meter.clone(),
         },
         table: {
             let mut table = ResourceTable::new();
@@ -284,6 +282,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
                 .memory_size(limits.memory_bytes)
                 .build(),
             memory_refused: false,
+            memory_peak: 0,
         },
         stderr: stderr.clone(),
         plugin: setup.plugin,
@@ -408,6 +407,13 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
             imports::MAX_LOG_LINES
         );
     }
+    let attempts = meter.take();
+    let usage = crate::attempts::Usage {
+        fuel: fuel_consumed,
+        memory_peak: store.data().limiter.memory_peak,
+        wall: budget.used(),
+        egress_bytes: attempts.egress_bytes,
+    };
     let report = RunReport {
         fuel_consumed,
         stdout: stdout.contents(),
@@ -415,6 +421,8 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
         rejected: store.data_mut().rejected.take(),
         config_error: store.data_mut().config_error.take(),
         log_dropped: dropped,
+        usage,
+        attempts,
     };
     (result, report)
 }

@@ -99,6 +99,17 @@ impl MemoryStore {
         }
     }
 
+    /// How many records it holds now (after evictions that were due).
+    pub fn len(&self) -> u64 {
+        self.records.run_pending_tasks();
+        self.records.entry_count()
+    }
+
+    /// Whether it holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     fn record(value: Vec<u8>, ttl: Duration) -> Record {
         Record {
             value: Arc::new(value),

@@ -57,6 +57,7 @@ pub use call::compose::plan::graph::Graph as PlanGraph;
 pub use call::compose::plan::{Plan, PlanError, PlanLimits, Step};
 pub use call::compose::{CallFuture, Caller};
 pub use call::health::{HealthReport, HealthStatus, ToolHealth};
+pub use call::quota::{QuotaStatus, Quotas, RETRY_STORE, TENANT_CONTEXT_KEY, Tenant, TenantSource};
 pub use call::resilience::DEFAULT_MAX_CONTEXT_KEYS;
 pub use call::resilience::clock::Clock;
 pub use call::stages::one_shot::{LOOP_ID_KEY, LOOP_TTL, MAX_LOOPS};
@@ -81,6 +82,10 @@ pub use config::policy::{
     Credential, DirGrant, EnvGrant, HostPattern, MAX_SAMPLING_CALLS, MAX_SAMPLING_TOKENS,
     MetadataOverride, POLICY_VERSION, Policy, PolicyError, SLOW_DEADLINE, TaskMode, TaskPolicy,
     ValuePart, policy_path, policy_path_in, requested_policy_path,
+};
+pub use config::quota::{
+    DEFAULT_MAX_TENANTS, MAX_WINDOW, MIN_WINDOW, Quota, QuotaFileError, QuotaKind, QuotaRules,
+    QuotaSet,
 };
 pub use config::resilience::{
     AuditConfig, AuditLevel, BreakerConfig, CacheConfig, HealthThresholds, Per, RateLimitConfig,

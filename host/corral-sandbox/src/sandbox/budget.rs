@@ -52,19 +52,23 @@ impl Budget {
         }
     }
 
-    /// How much of the budget is left now. While a review is running this is
-    /// what was left when it started: the deadline can only move later.
-    pub(crate) fn left(&self) -> Duration {
+    /// How much of the budget was used: wall time since the start, without
+    /// the reviews (while one runs, what was used when it started).
+    pub(crate) fn used(&self) -> Duration {
         let (paused, since) = self
             .paused
             .lock()
             .map(|p| (p.0, p.1))
             .unwrap_or((Duration::ZERO, None));
         let now = since.unwrap_or_else(Instant::now);
-        let used = now
-            .saturating_duration_since(self.start)
-            .saturating_sub(paused);
-        self.timeout.saturating_sub(used)
+        now.saturating_duration_since(self.start)
+            .saturating_sub(paused)
+    }
+
+    /// How much of the budget is left now. While a review is running this is
+    /// what was left when it started: the deadline can only move later.
+    pub(crate) fn left(&self) -> Duration {
+        self.timeout.saturating_sub(self.used())
     }
 }
 
@@ -73,6 +77,8 @@ impl Budget {
 pub(crate) struct Limiter {
     pub(crate) inner: StoreLimits,
     pub(crate) memory_refused: bool,
+    /// The largest size a linear memory was allowed to grow to, in bytes.
+    pub(crate) memory_peak: u64,
 }
 
 impl ResourceLimiter for Limiter {
@@ -83,7 +89,9 @@ impl ResourceLimiter for Limiter {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let allowed = self.inner.memory_growing(current, desired, maximum)?;
-        if !allowed {
+        if allowed {
+            self.memory_peak = self.memory_peak.max(desired as u64);
+        } else {
             self.memory_refused = true;
         }
         Ok(allowed)

@@ -15,6 +15,7 @@ pub(crate) mod code;
 pub(crate) mod compose;
 pub(crate) mod health;
 pub(crate) mod metrics;
+pub(crate) mod quota;
 pub(crate) mod resilience;
 pub(crate) mod stages;
 
@@ -103,6 +104,12 @@ pub struct CallOptions {
     /// (e.g. MCP elicitation to the client that made the call). Standing
     /// approvals, the review timeout and the audit log still apply.
     pub reviewer: Option<std::sync::Arc<dyn Reviewer>>,
+    /// Whose quotas the call spends, when the caller's transport
+    /// authenticated it ([`Tenant::authenticated`](crate::Tenant)); `None`
+    /// (the default) takes the context key `tenant` as a client-asserted
+    /// tenant, else `anonymous`. Steps of a plan, pipeline or script carry
+    /// the options, so they spend the same tenant's quotas.
+    pub tenant: Option<crate::Tenant>,
     /// Answers the guest's requests to its client (WIT 0.3.0 `elicit`,
     /// `sample`, `roots`) that its policy grants; `None` (the default)
     /// answers each `unsupported`.

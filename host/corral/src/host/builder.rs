@@ -73,6 +73,8 @@ pub struct HostBuilder {
     pub(super) trust: crate::loader::signature::Trust,
     secrets: Option<crate::config::secrets::SecretStore>,
     pub(super) clock: crate::call::resilience::clock::Clock,
+    quota_rules: crate::config::quota::QuotaRules,
+    shared_store: Option<Arc<dyn corral_store::SharedStore>>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -113,6 +115,8 @@ impl Default for HostBuilder {
             trust: crate::loader::signature::Trust::default(),
             secrets: None,
             clock: crate::call::resilience::clock::Clock::system(),
+            quota_rules: crate::config::quota::QuotaRules::default(),
+            shared_store: None,
         }
     }
 }
@@ -371,6 +375,25 @@ impl HostBuilder {
         self
     }
 
+    /// The host's tenant quotas ([`QuotaRules`](crate::QuotaRules): each
+    /// tenant's, and the global ones of tenants without a token; read from
+    /// a file with [`QuotaRules::from_file`](crate::QuotaRules::from_file)).
+    /// Default: none. A plugin's policy can add its own (`[quotas]`).
+    #[must_use]
+    pub fn quotas(mut self, rules: crate::config::quota::QuotaRules) -> Self {
+        self.quota_rules = rules;
+        self
+    }
+
+    /// The store every replica shares (`corral_store::RedisStore`): tenant
+    /// quotas keep their buckets there, so replicas enforce one quota
+    /// together. Default: none, each process keeps its own.
+    #[must_use]
+    pub fn shared_store(mut self, store: Arc<dyn corral_store::SharedStore>) -> Self {
+        self.shared_store = Some(store);
+        self
+    }
+
     /// Creates the engine, loads and resolves the plugins.
     ///
     /// A plugin that fails to load does not fail the build: it is reported by
@@ -436,6 +459,10 @@ impl HostBuilder {
         super::startup::warn_about_gates(&catalog, &self.required, self.gate.reviewer.is_some());
         let gate = Arc::new(self.gate);
         let code_audit = gate.audit.clone();
+        let quotas = Arc::new(crate::call::quota::Quotas::new(
+            self.quota_rules,
+            self.shared_store,
+        ));
         // The sandbox, inside the resilience layers, inside the embedder's.
         let mut dispatch: DispatchService = crate::call::resilience::wrap(
             PluginDispatch::new(
@@ -445,6 +472,7 @@ impl HostBuilder {
                 self.resolver.clone(),
             ),
             gate.audit.clone(),
+            quotas.clone(),
             self.clock.clone(),
         );
         for layer in self.layers.iter().rev() {
@@ -485,6 +513,7 @@ impl HostBuilder {
                 secrets: self.secrets,
                 reloads: watch::channel(0).0,
                 trust: self.trust,
+                quotas,
             }),
         };
         host.compile_pending_in_background();

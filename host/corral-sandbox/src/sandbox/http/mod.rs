@@ -18,10 +18,13 @@
 //! headers) and the response (before the guest reads it) go through the
 //! leak scan ([`scrub`]).
 //!
-//! Denials are logged at WARN with the URL and the reason.
+//! Denials are logged at WARN with the URL and the reason. Every request
+//! is also counted in the run's [`Attempts`](crate::Attempts) (origin, method, verdict) and
+//! its bytes both ways ([`meter`]).
 
 mod address;
 mod connect;
+mod meter;
 mod resolve;
 mod scrub;
 
@@ -32,8 +35,10 @@ use std::time::Duration;
 
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use crate::attempts::Denial;
 use crate::grants::HostPattern;
 pub use address::internal_range;
+pub(crate) use meter::Meter;
 pub use resolve::{ResolveFuture, Resolver, SystemResolver};
 
 /// The `wasi:http` hooks of one call.
@@ -48,6 +53,8 @@ pub(crate) struct HttpGate {
     pub tool: Arc<str>,
     /// The call's leak scan ([`scrub`]).
     pub leaks: crate::redact::Leaks,
+    /// The run's attempts and bytes ([`meter`]).
+    pub meter: Arc<Meter>,
 }
 
 type Pending = Box<
@@ -205,6 +212,8 @@ impl WasiHttpHooks for HttpGate {
                 request.uri(),
                 &format!("the destination is not in the plugin's allow-list: {list}"),
             );
+            self.meter
+                .http(request.uri(), request.method(), Some(Denial::NotGranted));
             return Box::new(async { Err(Error::HttpRequestDenied) });
         };
         if scrub::url_leaks(&self.leaks, request.uri()) {
@@ -212,10 +221,13 @@ impl WasiHttpHooks for HttpGate {
                 request.uri(),
                 "the URL carries a secret the host injects for this plugin",
             );
+            self.meter
+                .http(request.uri(), request.method(), Some(Denial::SecretInUrl));
             return Box::new(async { Err(Error::HttpRequestDenied) });
         }
         let mut request = scrub::request(&self.leaks, request);
         self.inject(&mut request);
+        let request = self.meter.request(request);
         let gate = HttpGate {
             allow: self.allow.clone(),
             credentials: self.credentials.clone(),
@@ -224,6 +236,7 @@ impl WasiHttpHooks for HttpGate {
             plugin: self.plugin.clone(),
             tool: self.tool.clone(),
             leaks: self.leaks.clone(),
+            meter: self.meter.clone(),
         };
         Box::new(async move {
             let uri = request.uri().clone();
@@ -231,7 +244,11 @@ impl WasiHttpHooks for HttpGate {
                 .as_ref()
                 .and_then(|o| o.connect_timeout)
                 .unwrap_or(Duration::from_secs(30));
-            let addrs = gate.addresses(&uri, &dest, timeout).await?;
+            let addrs = gate.addresses(&uri, &dest, timeout).await;
+            let denied = matches!(addrs, Err(Error::DestinationIpProhibited))
+                .then_some(Denial::PrivateAddress);
+            gate.meter.http(&uri, request.method(), denied);
+            let addrs = addrs?;
             tracing::debug!(
                 plugin = &*gate.plugin,
                 tool = &*gate.tool,
@@ -250,6 +267,7 @@ impl WasiHttpHooks for HttpGate {
                 None
             };
             let (response, finish) = connect::send(request, options, addrs, tls_name).await?;
+            let response = gate.meter.response(response);
             Ok((scrub::response(&gate.leaks, response)?, finish))
         })
     }

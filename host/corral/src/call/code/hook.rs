@@ -426,6 +426,7 @@ fn failure(err: &CallError) -> ToolFailure {
         | CallError::StackOverflow { .. }
         | CallError::OutputTooLarge { .. }
         | CallError::RateLimited { .. }
+        | CallError::QuotaExceeded { .. }
         | CallError::CircuitOpen { .. }
         | CallError::InvalidLimits { .. } => "limit",
         _ => "execution_failed",

@@ -3,10 +3,13 @@
 //! first:
 //!
 //! ```text
-//! cache( rate_limit( circuit_breaker( retry( sandbox ) ) ) )
+//! cache( quota( rate_limit( circuit_breaker( retry( sandbox ) ) ) ) )
 //! ```
 //!
-//! so a cache hit skips the rate limit and runs no guest code; a call takes
+//! so a cache hit skips the quota and the rate limit and runs no guest
+//! code; the tenant's quotas are checked once before the rest and charged
+//! once after, with every attempt's use (`quota.rs`; the quotas are the
+//! host's, not the tool's state); a call takes
 //! one rate-limit slot however many attempts it makes; the breaker counts a
 //! call as failed only after its retries; and retries happen closest to the
 //! sandbox, each attempt a fresh instance under the full limits.
@@ -25,6 +28,7 @@ mod cache;
 pub(crate) mod circuit;
 pub(crate) mod clock;
 pub(crate) mod limiter;
+mod quota;
 mod rate;
 pub(crate) mod results;
 mod retry;
@@ -79,10 +83,14 @@ impl<S> Inner for S where
 pub(crate) fn wrap<S: Inner>(
     sandbox: S,
     audit: Option<std::sync::Arc<crate::call::audit::AuditLog>>,
+    quotas: std::sync::Arc<crate::call::quota::Quotas>,
     clock: clock::Clock,
 ) -> DispatchService {
     let stack = cache::Cache::new(
-        rate::RateLimit::new(breaker::Breaker::new(retry::Retry::new(sandbox))),
+        quota::Quota::new(
+            rate::RateLimit::new(breaker::Breaker::new(retry::Retry::new(sandbox))),
+            quotas,
+        ),
         clock,
     );
     match audit {

@@ -53,6 +53,11 @@ pub struct Invocation {
     /// this call, over all its attempts (output, errors, logs, HTTP): the
     /// audit layer flags a call where this is not 0.
     pub redactions: Arc<std::sync::atomic::AtomicU32>,
+    /// Whose quotas the call spends (see [`Tenant::of`](crate::Tenant)).
+    pub tenant: crate::Tenant,
+    /// What the call used, over all its attempts: the quota layer charges
+    /// it.
+    pub(crate) spent: Arc<crate::call::quota::Spent>,
 }
 
 impl std::fmt::Debug for Invocation {
@@ -178,6 +183,7 @@ impl DispatchShared {
             context: &invocation.context,
         };
         let (result, report) = sandbox::run(setup, op).await;
+        invocation.spent.add(&report.usage);
         let _output = tracing::info_span!(target: super::SPAN_TARGET, "corral.output").entered();
         super::classify::outcome(
             tool,

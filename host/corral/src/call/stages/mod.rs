@@ -216,6 +216,12 @@ async fn run_checked<H: Caller + Clone + 'static>(
                 options: options.clone(),
                 started,
                 redactions: Default::default(),
+                tenant: crate::call::quota::Tenant::of(
+                    options.tenant.as_ref(),
+                    &options.context,
+                    &env.context.host,
+                ),
+                spent: Default::default(),
                 tool,
             };
             env.dispatch.clone().oneshot(invocation).await

@@ -254,6 +254,10 @@ pub struct Policy {
     /// The plugin's tools that cannot work without sampling
     /// (`[client] sampling.required_by`).
     pub sampling_required_by: BTreeSet<String>,
+    /// Each tenant's quotas for this plugin's tools (`[quotas]`, the kinds
+    /// of the host's quotas file, `config::quota`; none by default).
+    #[serde(skip)]
+    pub quotas: crate::config::quota::QuotaSet,
 }
 
 /// `[metadata.<tool>]` of a policy: each field set replaces the tool's own.
@@ -320,6 +324,7 @@ impl Policy {
             tasks: TaskPolicy::default(),
             client: corral_sandbox::ClientGrants::default(),
             sampling_required_by: BTreeSet::new(),
+            quotas: Default::default(),
             resilience: Default::default(),
         }
     }
@@ -434,6 +439,11 @@ impl Policy {
         sections::metadata(raw.metadata.unwrap_or_default(), &mut policy, &at)?;
         policy.tasks = raw.tasks.unwrap_or_default();
         (policy.client, policy.sampling_required_by) = client::grants(raw.client, &at)?;
+        if let Some(quotas) = raw.quotas {
+            policy.quotas = quotas
+                .check()
+                .map_err(|(span, message)| at(span, format!("[quotas]: {message}")))?;
+        }
         Ok(policy)
     }
 

@@ -27,6 +27,7 @@ pub(super) struct RawPolicy {
     pub(super) metadata: Option<BTreeMap<String, RawMetadata>>,
     pub(super) tasks: Option<super::TaskPolicy>,
     pub(super) client: Option<super::client::RawClient>,
+    pub(super) quotas: Option<crate::config::quota::RawQuotaSet>,
 }
 
 /// `[integrity]`: who must have signed the plugin.
