@@ -3,7 +3,9 @@
 # MCP calls, 32 in flight, while one replica gets SIGTERM and another
 # SIGKILL; session-based clients kept on their replica by HAProxy's stick
 # table; MCP tasks in a Redis the replicas share (issue 47): polled and
-# cancelled through other replicas, failed after the lease of a killed one. The load and the checks are tests/replicas/replicas.py; HAProxy's
+# cancelled through other replicas, failed after the lease of a killed one;
+# tenant quotas held across the replicas in that Redis, and the fallback
+# while Redis is down (issue 49). The load and the checks are tests/replicas/replicas.py; HAProxy's
 # configuration is deploy/haproxy/haproxy.cfg, the one README.md shows.
 #
 #   scripts/replicas.sh [CALLS] [CORRAL]
@@ -64,6 +66,13 @@ timeout_ms = 300_000
 mode = "never"
 tools = { spin = "always" }
 POLICY
+# Two more copies of it whose policies set per-tenant quotas
+# (tests/replicas/quotas_phase.py reads them from there).
+for q in qcalls qfuel; do
+  cp "$plugins/hostile.wasm" "$plugins/$q.wasm"
+  "$venv/bin/python" -c "import sys; sys.path.insert(0, 'tests/replicas'); \
+import quotas_phase; print(quotas_phase.POLICIES['$q'], end='')" >"$plugins/$q.policy.toml"
+done
 # Warm the component cache the replicas share.
 "$corral" --plugins "$plugins" --cache-dir "$cache" list >/dev/null
 exec "$venv/bin/python" tests/replicas/replicas.py "$corral" "$plugins" "$cache" \

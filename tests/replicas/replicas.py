@@ -25,7 +25,10 @@ Checks: no call failed after retries but the `notes_write` calls in flight on
 the SIGKILLed replica; no retry before the SIGKILL (the SIGTERMed replica
 needs none); every `notes_write` the client saw succeed wrote its note and
 was executed exactly once (the audit logs); the SIGTERMed replica exited 0.
-Before the load, the MCP tasks phase (tasks_phase.py): the replicas share a
+Before the load, the MCP tasks phase (tasks_phase.py) and the tenant
+quotas phase (quotas_phase.py: a calls quota held exactly, a fuel quota
+within its documented over-admission, Redis stopped and started again under
+load, with the fallback and the recovery): the replicas share a
 real Redis (`--store`); a task is started through the proxy, polled and
 cancelled through other replicas, and a task whose replica is SIGKILLed
 ends `failed` after the lease (the replica is started again). Then the last
@@ -52,6 +55,7 @@ import time
 
 import anyio
 import httpx2 as httpx
+import quotas_phase
 import tasks_phase
 from mcp import Client
 
@@ -101,7 +105,10 @@ class Replica:
             "--drain-delay-ms", "1000", "--drain-grace-ms", "30000",
             # MCP tasks in the Redis every replica shares; a dead replica's
             # task fails 1.5 s after its last lease renewal.
-            "--store", store, "--task-lease-ms", "1500"]
+            "--store", store, "--task-lease-ms", "1500",
+            # Tenant quotas, their buckets in the same Redis: the host sets
+            # none, two plugins' policies do (quotas_phase.py).
+            "--quotas", str(work / "quotas.toml")]
         self.start()
 
     def start(self):
@@ -302,6 +309,7 @@ def main():
     (work / "shared").mkdir()
     (work / "audit").mkdir()
     (work / "state.key").write_text(os.urandom(32).hex())
+    (work / "quotas.toml").write_text("version = 1\n")
     plugins = pathlib.Path(args.plugins)
     notes = plugins / "notes-data"
     redis = tasks_phase.Redis(free_port(), open(work / "redis.log", "w"))
@@ -329,6 +337,13 @@ def main():
         all_up()
         url = f"http://{listen}/mcp"
         task_problems = tasks_phase.run(f"http://{listen}", replicas, restart, all_up)
+        redis_port = int(redis.url.rsplit(":", 1)[1])
+        def redis_stop():
+            redis.stop()
+        def redis_start():
+            nonlocal redis
+            redis = tasks_phase.Redis(redis_port, open(work / "redis.log", "a"))
+        quota_problems = quotas_phase.run(f"http://{listen}", replicas, redis_stop, redis_start)
 
         started = time.monotonic()
         anyio.run(sessions, url, args.session_clients, 10)
@@ -396,7 +411,7 @@ def main():
                   f"eresp {row.get('eresp')}, wretr {row.get('wretr')}, wredis {row.get('wredis')}, "
                   f"hrsp_5xx {row.get('hrsp_5xx')}")
 
-        problems = list(task_problems)
+        problems = list(task_problems) + list(quota_problems)
         if idempotent_failed:
             problems.append(f"{len(idempotent_failed)} idempotent calls failed after retries")
         if len(tally.failed) != len(tally.notes_failed):

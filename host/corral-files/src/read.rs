@@ -9,6 +9,7 @@
 //! | [`Kind::Groups`] | `groups.toml` | 1 MiB |
 //! | [`Kind::Disclosure`] | `disclosure.toml` | 1 MiB |
 //! | [`Kind::Quotas`] | the host's quotas file (`serve --quotas`) | 1 MiB |
+//! | [`Kind::Tokens`] | HTTP callers' tokens and tenants (`serve --tokens`) | 1 MiB |
 //! | [`Kind::Pipelines`] | `pipelines.json` | 4 MiB |
 //! | [`Kind::Lock`] | `corral.lock` | 4 MiB |
 //! | [`Kind::Secrets`] | the secret store's file | 1 MiB |
@@ -64,6 +65,9 @@ pub enum Kind {
     Disclosure,
     /// The host's tenant quotas (`corral serve --quotas FILE`).
     Quotas,
+    /// The bearer tokens of HTTP callers and their tenants (`corral serve
+    /// --tokens FILE`).
+    Tokens,
     /// The pipelines, `pipelines.json`.
     Pipelines,
     /// The plugin directory's lock file, `corral.lock`.
@@ -91,7 +95,7 @@ impl Kind {
     pub const fn cap(self) -> u64 {
         match self {
             Self::Policy => 256 * KIB,
-            Self::Groups | Self::Disclosure | Self::Quotas | Self::Secrets => MIB,
+            Self::Groups | Self::Disclosure | Self::Quotas | Self::Tokens | Self::Secrets => MIB,
             Self::Pipelines | Self::Lock | Self::Wit => 4 * MIB,
             Self::StandingApprovals => 16 * MIB,
             Self::SignatureEvidence | Self::Key => MIB,
@@ -106,6 +110,7 @@ impl Kind {
             Self::Groups => "the tool groups file",
             Self::Disclosure => "the facades file",
             Self::Quotas => "the quotas file",
+            Self::Tokens => "the tokens file",
             Self::Pipelines => "the pipelines file",
             Self::Lock => "the lock file",
             Self::Secrets => "the secret store",

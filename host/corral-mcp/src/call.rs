@@ -68,6 +68,9 @@ impl McpServer {
             .unwrap_or(&context.meta);
         let mut options =
             CallOptions::default().with_context(present::context_from_meta(Some(meta)));
+        // A bearer token's tenant (`--tokens`): whose quotas, tasks and
+        // resources these are.
+        options.tenant = crate::http::authenticated(&context);
         // Who answers a gated call (see the `approval` module).
         let round = approval::Round::prepare(
             &context,
@@ -150,7 +153,7 @@ impl McpServer {
         // answers becomes the task.
         let input_first = !retry && stateless && tool.task_mode() == corral::TaskMode::AfterInput;
         if takes_tasks && tool.prefers_task() && !gate_first && !input_first {
-            let tenant = tasks::tenant_of(&options.context);
+            let tenant = tasks::tenant_of(options.tenant.as_ref(), &options.context);
             let job = tasks::Job {
                 host: self.host.clone(),
                 name,
@@ -195,6 +198,7 @@ impl McpServer {
             }
         };
         let options_context = options.context.clone();
+        let options_tenant = options.tenant.clone();
         drop(options);
         if let Some(forwarder) = forwarder {
             // The sink is gone with the options; the forwarder ends after
@@ -210,7 +214,7 @@ impl McpServer {
         }
         let mut result = result;
         if let Ok(out) = &mut result {
-            let tenant = tasks::tenant_of(&options_context);
+            let tenant = tasks::tenant_of(options_tenant.as_ref(), &options_context);
             crate::resources::keep(self.tasks.store().as_ref(), &tenant, &name, &mut out.parts)
                 .await;
         }

@@ -9,9 +9,13 @@
 //!   carrying an `Origin` must come from an allowed origin (loopback origins
 //!   by default, plus [`HttpOptions::allowed_origins`]); rmcp answers others
 //!   with `403`.
-//! - Optional bearer token ([`HttpOptions::token`]): every request to `/mcp`
-//!   and `/metrics` without `Authorization: Bearer <token>` gets `401`. The
-//!   probes answer without it: they say only counts.
+//! - Optional bearer tokens: the one token of [`HttpOptions::token`], and
+//!   the tokens of [`HttpOptions::tenants`] (`--tokens FILE`), each of which
+//!   authenticates a tenant. With either set, every request to `/mcp` and
+//!   `/metrics` without a listed `Authorization: Bearer <token>` gets `401`.
+//!   A tenant's token puts the tenant on the request ([`authenticated`]):
+//!   its quotas, tasks and resources are that tenant's. The probes answer
+//!   without a token: they say only counts.
 //!
 //! Shutdown is a drain ([`crate::ops`]): when `shutdown` resolves the
 //! replica turns unready, then refuses new requests with `503`, lets the
@@ -44,9 +48,11 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Origins (`scheme://host[:port|:*]`) accepted besides loopback ones.
     pub allowed_origins: Vec<String>,
-    /// Required bearer token; `None` accepts any caller that passes the host
-    /// and origin checks.
+    /// Required bearer token; `None` (and no [`tenants`](Self::tenants))
+    /// accepts any caller that passes the host and origin checks.
     pub token: Option<String>,
+    /// Bearer tokens that each authenticate a tenant (`--tokens FILE`).
+    pub tenants: Option<std::sync::Arc<crate::tokens::TokenTenants>>,
 }
 
 /// Renders Prometheus text; `None` when the process has no recorder.
@@ -55,26 +61,51 @@ pub type MetricsRender = std::sync::Arc<dyn Fn() -> String + Send + Sync>;
 #[derive(Clone)]
 struct AppState {
     token: Option<String>,
+    tenants: Option<std::sync::Arc<crate::tokens::TokenTenants>>,
     metrics: Option<MetricsRender>,
 }
 
-async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if let Some(token) = &state.token {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if given != Some(token.as_str()) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "a bearer token is required (Authorization: Bearer <token>)\n",
-            )
-                .into_response();
-        }
+async fn require_token(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if state.token.is_none() && state.tenants.is_none() {
+        return next.run(request).await;
+    }
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let tenant = given.and_then(|g| state.tenants.as_ref()?.tenant(g).cloned());
+    let shared = given.is_some() && given == state.token.as_deref();
+    if tenant.is_none() && !shared {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "a bearer token is required (Authorization: Bearer <token>)\n",
+        )
+            .into_response();
+    }
+    if let Some(tenant) = tenant {
+        request.extensions_mut().insert(tenant);
     }
     next.run(request).await
+}
+
+/// The tenant a request's bearer token authenticated (see
+/// [`HttpOptions::tenants`]), from the HTTP request rmcp hands to the
+/// handler; `None` over stdio, and for a token that names no tenant.
+pub(crate) fn authenticated(
+    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+) -> Option<corral::Tenant> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<corral::Tenant>()
+        .cloned()
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {
@@ -125,6 +156,7 @@ pub fn router(
     );
     let state = AppState {
         token: options.token.clone(),
+        tenants: options.tenants.clone(),
         metrics: metrics_render,
     };
     let mcp = Router::new()

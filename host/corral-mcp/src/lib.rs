@@ -27,7 +27,9 @@
 //! - `tools/call`: tool failures, invalid arguments, rejections and limits are
 //!   results with `isError: true` and the `Error: <message>` text, so the model
 //!   can correct itself, with `_meta["corral/errorKind"]` and, when the tool
-//!   gave one, `_meta["corral/errorCode"]`; an unknown tool is a protocol error
+//!   gave one, `_meta["corral/errorCode"]` (a tenant over a quota,
+//!   `quota_exceeded`, also gets `corral/retryAfterMs` and
+//!   `corral/quotaResetAt`); an unknown tool is a protocol error
 //!   (`-32602`). JSON object outputs are also returned as `structuredContent`;
 //!   a JSON string output is its text, unquoted.
 //! - Approvals ([`approval`]): when the client declared the `elicitation`
@@ -67,6 +69,7 @@ pub mod resources;
 mod session;
 mod stdio;
 pub mod tasks;
+pub mod tokens;
 pub mod trace;
 
 use std::sync::Arc;
@@ -271,10 +274,13 @@ impl McpServer {
     }
 }
 
-/// The tenant of a request (see [`tasks`]): from its
-/// `_meta["corral/context"]`.
+/// The tenant of a request (see [`tasks`]): its bearer token's, else
+/// from its `_meta["corral/context"]`.
 fn request_tenant(context: &RequestContext<RoleServer>) -> String {
-    tasks::tenant_of(&present::context_from_meta(Some(&context.meta)))
+    tasks::tenant_of(
+        http::authenticated(context).as_ref(),
+        &present::context_from_meta(Some(&context.meta)),
+    )
 }
 
 /// Whether the request is of the 2026-07-28 revision (no session): its

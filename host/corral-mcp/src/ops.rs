@@ -357,10 +357,22 @@ pub(crate) async fn readyz(State(probes): State<Probes>) -> Response {
                          "detail": format!("{shown} did not answer within 500 ms; new MCP \
                                             tasks are refused")}),
     };
+    // Quotas keep their buckets in this process while the shared store is
+    // down: each replica then enforces them alone. Reported, not a reason
+    // to leave the rotation.
+    let status = probes.host.quota_status();
+    let mut quotas = json!({"store": status.store, "fallback": status.fallback});
+    if let (Some(since), Some(error)) = (status.since, status.error) {
+        quotas["since"] = json!(humantime::format_rfc3339_seconds(since).to_string());
+        quotas["detail"] = json!(format!(
+            "{error}; quotas are kept in this replica's memory, each replica enforcing them alone"
+        ));
+    }
     let body = json!({
         "ready": ready,
         "draining": draining,
         "plugins_pending": pending,
+        "quotas": quotas,
         "status": health.status,
         "tools": {
             "up": count(HealthStatus::Up),

@@ -146,6 +146,18 @@ pub(crate) fn to_result(result: Result<CallOutput, CallError>) -> CallToolResult
             if let Some(code) = err.code() {
                 meta.insert("corral/errorCode".into(), json!(code));
             }
+            // A quota refusal says when to come back: milliseconds, and the
+            // time (RFC 3339 UTC).
+            if let CallError::QuotaExceeded {
+                retry_after,
+                reset_at,
+                ..
+            } = &err
+            {
+                let ms = u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX);
+                meta.insert("corral/retryAfterMs".into(), json!(ms));
+                meta.insert("corral/quotaResetAt".into(), json!(reset_at));
+            }
             result.meta = Some(meta);
             result
         }

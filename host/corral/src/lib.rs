@@ -57,11 +57,12 @@ pub use call::compose::plan::graph::Graph as PlanGraph;
 pub use call::compose::plan::{Plan, PlanError, PlanLimits, Step};
 pub use call::compose::{CallFuture, Caller};
 pub use call::health::{HealthReport, HealthStatus, ToolHealth};
-pub use call::quota::{QuotaStatus, Quotas, RETRY_STORE, TENANT_CONTEXT_KEY, Tenant, TenantSource};
+pub use call::quota::{QuotaStatus, Quotas, RETRY_STORE};
 pub use call::resilience::DEFAULT_MAX_CONTEXT_KEYS;
 pub use call::resilience::clock::Clock;
 pub use call::stages::one_shot::{LOOP_ID_KEY, LOOP_TTL, MAX_LOOPS};
 pub use call::stages::{Arguments, CALL_LOG_TARGET, DispatchService, Invocation, SPAN_TARGET};
+pub use call::tenant::{TENANT_CONTEXT_KEY, Tenant, TenantSource};
 pub use call::{CallContext, CallOptions, CallOutput, ProgressSink, ToolResult};
 pub use catalog::depgraph::ToolGraph;
 pub use catalog::discovery::search::{

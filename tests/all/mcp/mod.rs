@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 mod client;
 mod drain;
 pub(crate) mod http;
+mod quotas;
 mod resources;
 mod rounds;
 mod stdio;

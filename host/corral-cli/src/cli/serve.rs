@@ -32,9 +32,20 @@ pub struct ServeCmd {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
     http: Option<SocketAddr>,
     /// Require `Authorization: Bearer <token>` with the token in this file
-    /// (HTTP); without it, a non-loopback ADDR prints a warning
+    /// (HTTP); without it (or --tokens), a non-loopback ADDR prints a warning
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
+    /// Bearer tokens that each authenticate a tenant, a TOML file of
+    /// `[[token]] tenant = "..." sha256 = "..."` (HTTP): the tenant's
+    /// quotas, tasks and resources are then its own, whatever context key
+    /// the client sends
+    #[arg(long, value_name = "FILE", requires = "http")]
+    tokens: Option<PathBuf>,
+    /// Tenant quotas: calls, fuel, guest time and HTTP bytes per tenant per
+    /// window, a TOML file (see the README's "Quotas"); kept in --store, so
+    /// replicas enforce them together
+    #[arg(long, value_name = "FILE")]
+    quotas: Option<PathBuf>,
     /// Also accept this Host header (host or host:port), e.g. when binding a
     /// non-loopback address (HTTP; repeatable)
     #[arg(long, value_name = "HOST", requires = "http")]
@@ -85,8 +96,25 @@ impl ServeCmd {
             Some(Disclose::Category) => corral::DisclosureMode::Category,
             Some(Disclose::File) => corral::DisclosureMode::File,
         };
+        let store = self.tasks.store()?;
+        let quotas = match &self.quotas {
+            Some(path) => Some(corral::QuotaRules::from_file(path)?),
+            None => None,
+        };
+        let tenants = match &self.tokens {
+            Some(path) => Some(Arc::new(corral_mcp::tokens::TokenTenants::from_file(path)?)),
+            None => None,
+        };
         let host = global
             .host_with(|b| {
+                let mut b = b;
+                if let Some(rules) = quotas {
+                    b = b.quotas(rules);
+                }
+                // Quotas of the host and of plugins' policies alike.
+                if self.tasks.shared() {
+                    b = b.shared_store(store.clone());
+                }
                 Ok(self
                     .gates
                     .configure(b, &global.replica_id())?
@@ -121,7 +149,7 @@ impl ServeCmd {
                 McpServer::new(host)
             }
         };
-        let server = self.tasks.apply(server)?;
+        let server = self.tasks.apply(server, store);
         match self.http {
             None => serve_stdio(server).await?,
             Some(addr) => {
@@ -140,7 +168,7 @@ impl ServeCmd {
                 if self.token_file.is_some() && token.is_none() {
                     anyhow::bail!("the token file is empty; put a secret in it");
                 }
-                if !addr.ip().is_loopback() && token.is_none() {
+                if !addr.ip().is_loopback() && token.is_none() && tenants.is_none() {
                     // Printed whatever the log level: an operator must see it.
                     eprintln!(
                         "corral: warning: serving MCP on {addr}, reachable beyond this \
@@ -152,6 +180,7 @@ impl ServeCmd {
                     allowed_hosts: self.allow_host,
                     allowed_origins: self.allow_origin,
                     token,
+                    tenants,
                 };
                 let listener = tokio::net::TcpListener::bind(addr)
                     .await

@@ -14,9 +14,9 @@ use corral_store::SharedStore;
 /// How `corral serve` keeps MCP tasks.
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// Where replicas share state (MCP tasks): `memory` (this process only)
-    /// or `redis://[user:password@]host[:port][/db]`, the same on every
-    /// replica
+    /// Where replicas share state (MCP tasks, approval states, tenant
+    /// quotas): `memory` (this process only) or
+    /// `redis://[user:password@]host[:port][/db]`, the same on every replica
     #[arg(long, value_name = "URL", default_value = "memory")]
     store: String,
     /// Keep a task and its result this long after its last change
@@ -32,12 +32,12 @@ pub struct TaskArgs {
 }
 
 impl TaskArgs {
-    /// `server` keeping its tasks in the chosen store under these settings.
+    /// The store `--store` names.
     ///
     /// # Errors
     /// A `--store` that is neither `memory` nor a Redis URL.
-    pub fn apply(&self, server: McpServer) -> anyhow::Result<McpServer> {
-        let store: Arc<dyn SharedStore> = match self.store.as_str() {
+    pub fn store(&self) -> anyhow::Result<Arc<dyn SharedStore>> {
+        Ok(match self.store.as_str() {
             "memory" => Arc::new(corral_store::MemoryStore::default()),
             url if url.starts_with("redis://") => {
                 Arc::new(corral_store::RedisStore::open(url).context("cannot use --store")?)
@@ -46,7 +46,16 @@ impl TaskArgs {
                 "--store {other}: write `memory` or `redis://host:port` (a Redis server every \
                  replica reaches)"
             ),
-        };
+        })
+    }
+
+    /// Whether `--store` is shared by replicas (not `memory`).
+    pub fn shared(&self) -> bool {
+        self.store != "memory"
+    }
+
+    /// `server` keeping its tasks in `store` under these settings.
+    pub fn apply(&self, server: McpServer, store: Arc<dyn SharedStore>) -> McpServer {
         tracing::info!(
             store = store.describe(),
             "MCP tasks are kept in {}",
@@ -55,8 +64,7 @@ impl TaskArgs {
         let mut settings = TaskSettings::default();
         settings.ttl = Duration::from_millis(self.task_ttl_ms.max(1));
         settings.max_per_tenant = self.max_tasks_per_tenant;
-        // Renewed every third of it: at least 30 ms.
         settings.lease = Duration::from_millis(self.task_lease_ms.max(30));
-        Ok(server.with_tasks(store, settings))
+        server.with_tasks(store, settings)
     }
 }

@@ -134,10 +134,23 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The tenant of a request's `_meta["corral/context"]`, hashed.
-pub(crate) fn tenant_of(context: &corral::CallContext) -> String {
-    let value = context.get(TENANT_CONTEXT_KEY).unwrap_or_default();
-    hex::encode(sha2::Sha256::digest(value.as_bytes()))
+/// The tenant of a request, hashed: the one its bearer token maps to
+/// (`authenticated`, see `http.rs`), else its `_meta["corral/context"]`
+/// key `tenant`. A token's tenant never shares records with a context key
+/// of the same name.
+pub(crate) fn tenant_of(
+    authenticated: Option<&corral::Tenant>,
+    context: &corral::CallContext,
+) -> String {
+    match authenticated {
+        Some(tenant) => hex::encode(sha2::Sha256::digest(
+            format!("token\0{}", tenant.id()).as_bytes(),
+        )),
+        None => {
+            let value = context.get(TENANT_CONTEXT_KEY).unwrap_or_default();
+            hex::encode(sha2::Sha256::digest(value.as_bytes()))
+        }
+    }
 }
 
 fn unknown(id: &str) -> McpError {

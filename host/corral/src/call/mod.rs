@@ -18,6 +18,7 @@ pub(crate) mod metrics;
 pub(crate) mod quota;
 pub(crate) mod resilience;
 pub(crate) mod stages;
+pub(crate) mod tenant;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

@@ -73,8 +73,8 @@ pub struct HostBuilder {
     pub(super) trust: crate::loader::signature::Trust,
     secrets: Option<crate::config::secrets::SecretStore>,
     pub(super) clock: crate::call::resilience::clock::Clock,
-    quota_rules: crate::config::quota::QuotaRules,
-    shared_store: Option<Arc<dyn corral_store::SharedStore>>,
+    pub(super) quota_rules: crate::config::quota::QuotaRules,
+    pub(super) shared_store: Option<Arc<dyn corral_store::SharedStore>>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -375,25 +375,6 @@ impl HostBuilder {
         self
     }
 
-    /// The host's tenant quotas ([`QuotaRules`](crate::QuotaRules): each
-    /// tenant's, and the global ones of tenants without a token; read from
-    /// a file with [`QuotaRules::from_file`](crate::QuotaRules::from_file)).
-    /// Default: none. A plugin's policy can add its own (`[quotas]`).
-    #[must_use]
-    pub fn quotas(mut self, rules: crate::config::quota::QuotaRules) -> Self {
-        self.quota_rules = rules;
-        self
-    }
-
-    /// The store every replica shares (`corral_store::RedisStore`): tenant
-    /// quotas keep their buckets there, so replicas enforce one quota
-    /// together. Default: none, each process keeps its own.
-    #[must_use]
-    pub fn shared_store(mut self, store: Arc<dyn corral_store::SharedStore>) -> Self {
-        self.shared_store = Some(store);
-        self
-    }
-
     /// Creates the engine, loads and resolves the plugins.
     ///
     /// A plugin that fails to load does not fail the build: it is reported by
@@ -403,7 +384,8 @@ impl HostBuilder {
     /// [`HostError::Limits`] for unusable limits, [`HostError::Engine`] when
     /// wasmtime rejects the configuration, [`HostError::PluginDir`] when the
     /// plugin directory cannot be listed.
-    pub async fn build(self) -> Result<Host, HostError> {
+    pub async fn build(mut self) -> Result<Host, HostError> {
+        let quotas = self.quota_state();
         self.limits.validate(&self.pool)?;
         self.describe_limits.validate(&self.pool)?;
         let engine = Engine::new(self.pool).map_err(|e| HostError::Engine(format!("{e:#}")))?;
@@ -459,10 +441,6 @@ impl HostBuilder {
         super::startup::warn_about_gates(&catalog, &self.required, self.gate.reviewer.is_some());
         let gate = Arc::new(self.gate);
         let code_audit = gate.audit.clone();
-        let quotas = Arc::new(crate::call::quota::Quotas::new(
-            self.quota_rules,
-            self.shared_store,
-        ));
         // The sandbox, inside the resilience layers, inside the embedder's.
         let mut dispatch: DispatchService = crate::call::resilience::wrap(
             PluginDispatch::new(

@@ -8,6 +8,7 @@ mod call;
 mod clock;
 pub(crate) mod error;
 mod loading;
+mod quotas;
 mod startup;
 
 use std::path::Path;
@@ -88,7 +89,7 @@ struct HostInner {
     trust: crate::loader::signature::Trust,
     /// Tenant quotas: the host's rules and every tenant's buckets (the
     /// quota layer holds the same `Arc`).
-    quotas: Arc<crate::call::quota::Quotas>,
+    pub(super) quotas: Arc<crate::call::quota::Quotas>,
 }
 
 impl std::fmt::Debug for Host {
@@ -132,17 +133,6 @@ impl Host {
     /// The tool called `name` in the current catalog.
     pub fn tool(&self, name: &str) -> Option<Arc<Tool>> {
         self.catalog().tool(name).cloned()
-    }
-
-    /// Where tenant quotas keep their buckets now: the shared store, or
-    /// this process while the store is down (`/readyz` shows it).
-    pub fn quota_status(&self) -> crate::QuotaStatus {
-        self.inner.quotas.status()
-    }
-
-    /// The host's quota rules ([`HostBuilder::quotas`]).
-    pub fn quota_rules(&self) -> &crate::QuotaRules {
-        self.inner.quotas.rules()
     }
 
     /// The files that failed to load, with reasons, sorted by path.

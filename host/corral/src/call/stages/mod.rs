@@ -216,7 +216,7 @@ async fn run_checked<H: Caller + Clone + 'static>(
                 options: options.clone(),
                 started,
                 redactions: Default::default(),
-                tenant: crate::call::quota::Tenant::of(
+                tenant: crate::call::tenant::Tenant::of(
                     options.tenant.as_ref(),
                     &options.context,
                     &env.context.host,
