@@ -57,7 +57,7 @@ pub use call::compose::plan::graph::Graph as PlanGraph;
 pub use call::compose::plan::{Plan, PlanError, PlanLimits, Step};
 pub use call::compose::{CallFuture, Caller};
 pub use call::health::{HealthReport, HealthStatus, ToolHealth};
-pub use call::quota::{QuotaStatus, Quotas, RETRY_STORE};
+pub use call::quota::{QuotaStatus, Quotas, RETRY_STORE, TenantUsage, Used as TenantUsed};
 pub use call::resilience::DEFAULT_MAX_CONTEXT_KEYS;
 pub use call::resilience::clock::Clock;
 pub use call::stages::one_shot::{LOOP_ID_KEY, LOOP_TTL, MAX_LOOPS};

@@ -90,6 +90,20 @@ fn a_tokens_tenant_has_its_own_quota_whatever_it_asserts() {
     // A token that is not listed is refused before any call.
     assert_eq!(echo(&server, "t-nobody", "acme").0, 401);
 
+    // The top tenants by use, by name; never a label per asserted key.
+    let (status, metrics) =
+        server.send("GET", "/metrics", &[("Authorization", "Bearer t-acme")], "");
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains("corral_tenant_used{tenant=\"acme\",kind=\"calls\"} 2\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("corral_tenant_used{tenant=\"globex\",kind=\"calls\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("tenant=\"one\""), "{metrics}");
+
     let (status, body) = server.send("GET", "/readyz", &[], "");
     assert_eq!(status, 200, "{body}");
     let ready: Value = serde_json::from_str(&body).expect("json");

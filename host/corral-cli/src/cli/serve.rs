@@ -266,6 +266,37 @@ impl ServeCmd {
 /// `corral_instances_in_use` and `corral_change_subscribers`, so an operator
 /// sees what the resilience layers, the instance pool and the sessions'
 /// `list_changed` listeners hold, and sees a removed plugin's state go.
+/// Tenants named in `corral_tenant_used`; the rest are `other`: 10.
+const TOP_TENANTS: usize = 10;
+
+/// `corral_tenant_used{tenant, kind}` in Prometheus text: the top tenants
+/// by use and `other` (labels are already safe: `corral::TenantUsage`).
+/// Printed beside the recorder's text, not registered with it, so a tenant
+/// that leaves the top leaves no series behind.
+fn tenant_usage(usage: &corral::TenantUsage) -> String {
+    use std::fmt::Write as _;
+    let kinds = ["calls", "fuel", "wall_ms", "egress_bytes"];
+    let mut text = String::from(
+        "# HELP corral_tenant_used What the top tenants used on this replica since it started \
+         (calls quotas apply to), and everyone else as \"other\"\n\
+         # TYPE corral_tenant_used gauge\n",
+    );
+    let rows = usage
+        .top
+        .iter()
+        .map(|(tenant, used)| (tenant.as_str(), used))
+        .chain(std::iter::once(("other", &usage.other)));
+    for (tenant, used) in rows {
+        for (kind, n) in kinds.iter().zip(used) {
+            let _ = writeln!(
+                text,
+                "corral_tenant_used{{tenant=\"{tenant}\",kind=\"{kind}\"}} {n}"
+            );
+        }
+    }
+    text
+}
+
 fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> {
     let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
         .set_buckets(&[
@@ -281,7 +312,9 @@ fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> 
         metrics::gauge!("corral_tenant_budgets").set(stats.tenant_budgets as f64);
         metrics::gauge!("corral_instances_in_use").set(stats.instances_in_use as f64);
         metrics::gauge!("corral_change_subscribers").set(stats.change_subscribers as f64);
-        handle.render()
+        let mut text = handle.render();
+        text.push_str(&tenant_usage(&host.tenant_usage(TOP_TENANTS)));
+        text
     });
     Ok(Some(render))
 }

@@ -45,6 +45,14 @@ impl Host {
         self.inner.quotas.status()
     }
 
+    /// The `n` tenants that used the most on this replica since it started
+    /// (of the calls quotas apply to: calls, fuel, ms of guest time, HTTP
+    /// bytes), and everyone else summed: labels safe for metrics, never
+    /// more than `n + 1`.
+    pub fn tenant_usage(&self, n: usize) -> crate::TenantUsage {
+        self.inner.quotas.tenant_usage(n)
+    }
+
     /// The host's quota rules ([`HostBuilder::quotas`]).
     pub fn quota_rules(&self) -> &crate::QuotaRules {
         self.inner.quotas.rules()

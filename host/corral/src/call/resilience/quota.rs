@@ -59,8 +59,9 @@ impl<S: Inner> Service<Invocation> for Quota<S> {
                 )
                 .await?;
             let spent = invocation.spent.clone();
+            let tenant = invocation.tenant.clone();
             let result = inner.oneshot(invocation).await;
-            quotas.charge(&admitted, &spent.total()).await;
+            quotas.charge(&tenant, &admitted, &spent.total()).await;
             result
         })
     }

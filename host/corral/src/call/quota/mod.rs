@@ -33,6 +33,8 @@
 //! shown in [`QuotaStatus`] (`/readyz` detail), and the store is tried
 //! again every [`RETRY_STORE`]; its return is logged at INFO.
 
+mod usage;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -40,6 +42,7 @@ use crate::call::tenant::{Tenant, TenantSource};
 use crate::config::quota::{Quota, QuotaKind, QuotaRules, QuotaSet};
 use corral_sandbox::CallError;
 use corral_store::{Bucket, Level, MemoryStore, SharedStore, Spend, StoreError};
+pub use usage::{TenantUsage, Used};
 
 /// How long after a failure the shared store is tried again: 1 s. In
 /// between, quotas are kept in this process.
@@ -110,6 +113,7 @@ pub struct Quotas {
     shared: Option<Arc<dyn SharedStore>>,
     local: MemoryStore,
     health: Mutex<Health>,
+    usage: usage::UsageBook,
 }
 
 /// Units of `kind` in `usage`.
@@ -139,12 +143,14 @@ impl Quotas {
         // Each bucket's record weighs about 110 bytes against the memory
         // store's 2 684 a record: a tenant with four quotas in two scopes
         // is about 900 bytes, so this bounds it by `max_tenants`.
-        let records = rules.max_tenants.saturating_mul(900).div_ceil(2_684).max(1);
+        let max_tenants = rules.max_tenants;
+        let records = max_tenants.saturating_mul(900).div_ceil(2_684).max(1);
         Self {
             rules,
             shared,
             local: MemoryStore::bounded(records),
             health: Mutex::default(),
+            usage: usage::UsageBook::new(max_tenants),
         }
     }
 
@@ -332,8 +338,25 @@ impl Quotas {
         Ok(admitted)
     }
 
-    /// Charges what a call used to the buckets it was admitted with.
-    pub(crate) async fn charge(&self, admitted: &Admitted, usage: &corral_sandbox::Usage) {
+    /// The `n` tenants that used the most on this replica since it
+    /// started (calls that quotas applied to), and the rest summed.
+    pub fn tenant_usage(&self, n: usize) -> TenantUsage {
+        self.usage.top(n)
+    }
+
+    /// Charges what a call used to the buckets it was admitted with, and
+    /// adds it to `tenant`'s use.
+    pub(crate) async fn charge(
+        &self,
+        tenant: &Tenant,
+        admitted: &Admitted,
+        usage: &corral_sandbox::Usage,
+    ) {
+        let mut used: Used = [1, 0, 0, 0];
+        for kind in &QuotaKind::ALL[1..] {
+            used[usage::index(*kind)] = units(*kind, usage) as u64;
+        }
+        self.usage.add(tenant, used);
         for (quota, key) in &admitted.buckets {
             let n = units(quota.kind, usage);
             if n > 0.0 {
