@@ -118,6 +118,23 @@ pub struct QuotaSet {
     pub quotas: Vec<Quota>,
 }
 
+/// As the policy's `[quotas]` reads: `{"calls": {"limit": 2, "per": "1h",
+/// "burst": 2}, ...}`.
+impl serde::Serialize for QuotaSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(Some(self.quotas.len()))?;
+        for q in &self.quotas {
+            let per = humantime::format_duration(q.window).to_string();
+            map.serialize_entry(
+                q.kind.as_str(),
+                &serde_json::json!({"limit": q.limit, "per": per, "burst": q.burst}),
+            )?;
+        }
+        map.end()
+    }
+}
+
 impl QuotaSet {
     /// Whether it has no quota.
     pub fn is_empty(&self) -> bool {

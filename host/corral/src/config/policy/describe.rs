@@ -185,6 +185,9 @@ impl Policy {
         if self.client.roots {
             lines.push("may learn the MCP client's workspace roots".into());
         }
+        for quota in &self.quotas.quotas {
+            lines.push(format!("each tenant's quota of {quota}"));
+        }
         if !self.any_component {
             lines.push("any-component mode off: loads only if it targets corral's world".into());
         }

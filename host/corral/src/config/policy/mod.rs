@@ -77,6 +77,10 @@
 //! elicitation = true             # elicit: ask the person
 //! sampling = { max_tokens = 500, calls_per_call = 2 }  # sample: ask the client's model
 //! roots = true                   # roots: the client's workspace roots
+//!
+//! [quotas]                       # each tenant's, for this plugin's tools (see config::quota)
+//! calls = { limit = 100, per = "1h", burst = 10 }
+//! fuel = { limit = 50_000_000_000, per = "1d" }
 //! ```
 //!
 //! Tool names in `approval`, `presentation`, `one_shot`, `resilience` and
@@ -256,7 +260,7 @@ pub struct Policy {
     pub sampling_required_by: BTreeSet<String>,
     /// Each tenant's quotas for this plugin's tools (`[quotas]`, the kinds
     /// of the host's quotas file, `config::quota`; none by default).
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "crate::config::quota::QuotaSet::is_empty")]
     pub quotas: crate::config::quota::QuotaSet,
 }
 
