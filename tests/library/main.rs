@@ -16,6 +16,8 @@ mod code_hostile;
 mod code_journal;
 mod code_tokens;
 mod context;
+mod evidence;
+mod file_attempts;
 mod file_caps;
 mod host_api;
 mod keyless;

@@ -10,6 +10,7 @@
 //! | [`Kind::Disclosure`] | `disclosure.toml` | 1 MiB |
 //! | [`Kind::Quotas`] | the host's quotas file (`serve --quotas`) | 1 MiB |
 //! | [`Kind::Tokens`] | HTTP callers' tokens and tenants (`serve --tokens`) | 1 MiB |
+//! | [`Kind::Evidence`] | `NAME.evidence.json` in the evidence directory | 4 MiB |
 //! | [`Kind::Pipelines`] | `pipelines.json` | 4 MiB |
 //! | [`Kind::Lock`] | `corral.lock` | 4 MiB |
 //! | [`Kind::Secrets`] | the secret store's file | 1 MiB |
@@ -68,6 +69,8 @@ pub enum Kind {
     /// The bearer tokens of HTTP callers and their tenants (`corral serve
     /// --tokens FILE`).
     Tokens,
+    /// A plugin's evidence, `NAME.evidence.json` in the evidence directory.
+    Evidence,
     /// The pipelines, `pipelines.json`.
     Pipelines,
     /// The plugin directory's lock file, `corral.lock`.
@@ -96,7 +99,7 @@ impl Kind {
         match self {
             Self::Policy => 256 * KIB,
             Self::Groups | Self::Disclosure | Self::Quotas | Self::Tokens | Self::Secrets => MIB,
-            Self::Pipelines | Self::Lock | Self::Wit => 4 * MIB,
+            Self::Pipelines | Self::Lock | Self::Wit | Self::Evidence => 4 * MIB,
             Self::StandingApprovals => 16 * MIB,
             Self::SignatureEvidence | Self::Key => MIB,
             Self::Plugin { max_bytes } => max_bytes,
@@ -111,6 +114,7 @@ impl Kind {
             Self::Disclosure => "the facades file",
             Self::Quotas => "the quotas file",
             Self::Tokens => "the tokens file",
+            Self::Evidence => "an evidence file",
             Self::Pipelines => "the pipelines file",
             Self::Lock => "the lock file",
             Self::Secrets => "the secret store",

@@ -100,6 +100,15 @@ pub struct Grants {
     /// What the guest may ask the MCP client (`[client]`); nothing by
     /// default.
     pub client: crate::client::ClientGrants,
+    /// An empty directory preopened read-only at `/` for a learning run, so
+    /// that opens outside every grant reach the host and are recorded
+    /// ([`Attempts::files`](crate::Attempts)); they fail there: not found,
+    /// or not permitted for a write. `None` outside a learning run (the
+    /// default). The directory must exist and stay empty for the run: the
+    /// guest can read what is in it. The grants in [`dirs`](Self::dirs)
+    /// still win under their own paths: wasi-libc resolves a path through
+    /// the longest preopen path that prefixes it, component-wise.
+    pub learning_root: Option<std::path::PathBuf>,
 }
 
 /// A header the host sets on outbound requests to `host`.
@@ -125,10 +134,13 @@ impl Grants {
         Self::default()
     }
 
-    /// Adds the directory and environment grants to a WASI context.
+    /// Adds the directory and environment grants to a WASI context, then
+    /// the [`learning_root`](Self::learning_root) if any (preopened at `/`,
+    /// read-only).
     ///
     /// # Errors
-    /// When a granted directory cannot be opened (it was removed after load).
+    /// When a granted directory or the learning root cannot be opened (it
+    /// was removed after load).
     pub fn apply(&self, builder: &mut WasiCtxBuilder) -> std::io::Result<()> {
         for (name, value) in &self.env {
             builder.env(name, value);
@@ -145,6 +157,16 @@ impl Grants {
                     std::io::Error::other(format!(
                         "cannot open granted directory {}: {err:#}",
                         dir.host.display()
+                    ))
+                })?;
+        }
+        if let Some(root) = &self.learning_root {
+            builder
+                .preopened_dir(root, "/", FsPerms::ReadOnly)
+                .map_err(|err| {
+                    std::io::Error::other(format!(
+                        "cannot open the learning root {}: {err:#}",
+                        root.display()
                     ))
                 })?;
         }

@@ -32,7 +32,10 @@ mod script;
 mod spec;
 mod trace;
 
-pub use attempts::{Attempts, Denial, HttpAttempt, MAX_DISTINCT, MAX_ORIGIN_BYTES, Usage, origin};
+pub use attempts::{
+    Attempts, Denial, FileAttempt, FileOp, HttpAttempt, MAX_DISTINCT, MAX_ORIGIN_BYTES,
+    MAX_PATH_BYTES, Usage, origin,
+};
 pub use cache::{CacheOutcome, ComponentCache, compile};
 pub use client::{
     ClientAnswer, ClientFuture, ClientFutures, ClientGrants, ClientHook, ClientRefusal,

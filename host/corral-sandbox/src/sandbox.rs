@@ -34,6 +34,7 @@ mod budget;
 mod client;
 pub mod code;
 mod failure;
+mod files_seen;
 pub mod http;
 mod imports;
 mod outcome;
@@ -73,11 +74,13 @@ pub type ProgressSink = std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>;
 pub const SLICE_TICKS: u64 = 2;
 
 /// Builds the linker every plugin is instantiated with: WASI p2 (async),
+/// its `wasi:filesystem` recording each path operation (`files_seen`),
 /// `wasi:http` (outgoing, gated per call by the plugin's allow-list) and the
 /// `corral:tool/host` interface.
 pub fn linker(engine: &Engine) -> wasmtime::Result<Linker<SandboxState>> {
     let mut linker = Linker::new(engine.wasmtime());
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    files_seen::add_to_linker(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     versions::add_to_linker(&mut linker)?;
     Ok(linker)
@@ -134,6 +137,8 @@ pub struct SandboxState {
     log_dropped: u64,
     /// The call's leak scan.
     leaks: crate::redact::Leaks,
+    /// The guest's filesystem operations, by path.
+    files_seen: files_seen::FilesSeen,
 }
 
 impl WasiHttpView for SandboxState {
@@ -209,7 +214,7 @@ pub struct RunReport {
     pub log_dropped: u64,
     /// What the run used: fuel, memory peak, wall time, HTTP bytes.
     pub usage: crate::attempts::Usage,
-    /// What the run attempted at the boundary (outbound HTTP).
+    /// What the run attempted at the boundary (outbound HTTP, filesystem).
     pub attempts: crate::attempts::Attempts,
 }
 
@@ -300,6 +305,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
         log_lines: 0,
         log_dropped: 0,
         leaks: setup.leaks,
+        files_seen: files_seen::FilesSeen::new(setup.grants),
     };
     let mut store = Store::new(setup.engine.wasmtime(), state);
     store.limiter(|state| &mut state.limiter);
@@ -407,7 +413,8 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
             imports::MAX_LOG_LINES
         );
     }
-    let attempts = meter.take();
+    let mut attempts = meter.take();
+    store.data_mut().files_seen.report(&mut attempts);
     let usage = crate::attempts::Usage {
         fuel: fuel_consumed,
         memory_peak: store.data().limiter.memory_peak,

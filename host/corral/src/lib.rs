@@ -34,6 +34,7 @@
 mod call;
 mod catalog;
 mod config;
+mod evidence;
 mod host;
 mod loader;
 mod model;
@@ -98,6 +99,10 @@ pub use corral_sandbox::{
     ResourceLink, Role,
 };
 pub use corral_sandbox::{
+    Attempts, Denial, FileAttempt, FileOp, HttpAttempt, MAX_DISTINCT as MAX_DISTINCT_ATTEMPTS,
+    Usage,
+};
+pub use corral_sandbox::{
     CacheOutcome, CallError, ComponentCache, ComponentError, DEFAULT_MAX_PLUGIN_BYTES, EPOCH_TICK,
     Engine, Import as ComponentImport, Latency, LimitOverrides, Limits, LimitsError, MAX_LOG_LINES,
     MAX_LOG_MESSAGE_BYTES, PoolConfig, ResilienceHints, ResolveFuture, Resolver, ReturnBehavior,
@@ -112,8 +117,16 @@ pub use corral_sandbox::{
 pub use corral_sandbox::{
     Journal, JournalAnswer, JournalEntry, NOT_DETERMINISTIC, SCRIPT_INSTANCES, ScriptOrigin,
 };
+pub use evidence::suggest::Generalise;
+pub use evidence::unused::Verdict as UnusedVerdict;
+pub use evidence::{
+    EVIDENCE_VERSION, EvidenceBook, EvidenceError, FileSeen, HEADROOM, HttpSeen, MAX_ENTRIES,
+    MAX_EXAMPLES, MIN_FUEL, MIN_TIMEOUT_MS, Peaks, PluginEvidence, Seen, Suggestion, ToolEvidence,
+    Unused, UnusedGrant, evidence_path, read_evidence, suggest as suggest_policy,
+    unused as unused_grants,
+};
 pub use host::error::HostError;
-pub use host::{Host, HostBuilder};
+pub use host::{EVIDENCE_FLUSH, Host, HostBuilder};
 pub use loader::error::{LoadError, LoadErrorReason};
 pub use loader::inspect::{InspectedTool, Inspection};
 pub use loader::plugin::Plugin;

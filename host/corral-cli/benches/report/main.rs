@@ -8,10 +8,11 @@
 //! handful of calls, to show it still works. Needs the bundled samples and
 //! the Python and JavaScript guests: run `scripts/build-guests.sh` first.
 //! `CORRAL_BENCH_ONLY` (comma-separated: sequential, throughput, languages,
-//! mcp, startup, plans, inflight) measures some sections alone.
+//! mcp, startup, plans, inflight, accounting) measures some sections alone.
 
 #![allow(missing_docs)]
 
+mod accounting;
 mod calls;
 mod inflight;
 mod mcp;
@@ -65,7 +66,7 @@ fn main() {
     let mut report = Report::default();
     // `CORRAL_BENCH_ONLY=languages,mcp` measures those sections alone.
     let only = std::env::var("CORRAL_BENCH_ONLY").ok();
-    let sections: [(&str, Section); 7] = [
+    let sections: [(&str, Section); 8] = [
         ("sequential", calls::sequential),
         ("throughput", calls::throughput),
         ("languages", calls::languages),
@@ -73,6 +74,7 @@ fn main() {
         ("startup", startup::warm_start),
         ("plans", plans::cpu_plan),
         ("inflight", inflight::thousand_in_flight),
+        ("accounting", accounting::costs),
     ];
     for (name, measure) in sections {
         if only

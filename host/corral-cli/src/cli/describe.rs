@@ -67,6 +67,8 @@ impl DescribeCmd {
         // A plugin tool's limits, as the catalog computed them at load.
         let limits = tool.limits().copied().unwrap_or(*host.limits());
         if self.json {
+            /// The window of `unused_grants`: 30 days.
+            const UNUSED_WINDOW: std::time::Duration = std::time::Duration::from_secs(30 * 86_400);
             print_json(&json!({
                 "name": spec.name,
                 "description": spec.description,
@@ -81,6 +83,8 @@ impl DescribeCmd {
                     "policy": (!p.policy().path.as_os_str().is_empty()).then(|| p.policy().path.clone()),
                     "grants": p.policy().grants(&limits),
                     "limits": limits,
+                    // What the evidence of the last 30 days shows unused.
+                    "unused_grants": host.unused_grants(p.name(), UNUSED_WINDOW).ok().flatten().map(|u| u.grants),
                 })),
             }))?;
             return Ok(ExitCode::SUCCESS);

@@ -27,6 +27,7 @@ mod call;
 mod code;
 mod describe;
 mod dist;
+mod evidence;
 mod gates;
 mod inspect;
 mod list;
@@ -94,6 +95,10 @@ pub struct GlobalArgs {
     /// Compile every plugin instead of using the precompiled cache
     #[arg(long, global = true)]
     no_cache: bool,
+    /// Where tools' evidence is kept (`policy suggest`, `unused`) [default:
+    /// $XDG_STATE_HOME/corral/evidence or ~/.local/state/corral/evidence]
+    #[arg(long, global = true, value_name = "DIR", env = "CORRAL_EVIDENCE_DIR")]
+    pub evidence_dir: Option<PathBuf>,
     /// The secret store `[[http.credentials]]` take secrets from: a file,
     /// or `keyring` (`keyring:NAME`) for the OS keyring (the kernel keyring
     /// on Linux; a file named so is `./keyring`) [default:
@@ -297,6 +302,9 @@ impl GlobalArgs {
         }
         if let Some(dir) = &self.policy_dir {
             builder = builder.policy_dir(dir);
+        }
+        if let Some(dir) = evidence::dir_of(self) {
+            builder = builder.evidence_dir(dir);
         }
         let host = configure(builder)?.build().await.map_err(|err| match err {
             HostError::PluginDir { .. } => anyhow::Error::new(err).context(format!(

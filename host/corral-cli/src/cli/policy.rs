@@ -1,6 +1,8 @@
 //! `corral policy check [DIR]`: validate every plugin policy in a directory and
 //! say, in words, what each plugin is granted; `corral policy accept NAME`:
-//! make the policy a pull brought the plugin's own.
+//! make the policy a pull brought (or, with `--suggested`, the one `policy
+//! suggest` wrote) the plugin's own. `suggest`, `unused` and `learn` are in
+//! `evidence.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,20 +26,44 @@ enum PolicyCommand {
     /// Make the policy a pull brought (NAME.policy.requested.toml) the
     /// plugin's policy, after showing what it grants
     Accept(AcceptCmd),
+    /// Suggest the smallest policy that would have allowed what a plugin's
+    /// tools were denied, from the evidence of their calls
+    Suggest(super::evidence::SuggestCmd),
+    /// List the grants a plugin's tools have not used in a window
+    Unused(super::evidence::UnusedCmd),
+    /// Run calls of a plugin in a learning run and keep their evidence
+    Learn(super::evidence::LearnCmd),
 }
 
 /// Accept the policy a pulled plugin's publisher requests.
 ///
 /// Prints what it grants and moves NAME.policy.requested.toml to
 /// NAME.policy.toml, where the host reads it (a running `serve` reloads).
+/// With --suggested, NAME.policy.suggested.toml (`corral policy suggest
+/// NAME --write`) instead, creating the host directories of its new file
+/// grants.
 #[derive(Args, Debug)]
 pub struct AcceptCmd {
     /// The plugin's name (its file is NAME.wasm)
     name: String,
+    /// Accept the suggestion of `corral policy suggest --write`
+    #[arg(long)]
+    suggested: bool,
 }
 
 impl AcceptCmd {
     async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        if self.suggested {
+            let grants = super::evidence::accept_suggested(global, &self.name)?;
+            outln!(
+                "the suggested policy is now in force for {}; it grants:",
+                self.name
+            )?;
+            for line in &grants {
+                outln!("  {}", corral::untrusted_text::escape(line))?;
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         let accepted = corral_dist::accept_policy(&global.plugin_dir(), &self.name)?;
         outln!(
             "{} now in force for {}{}; it grants:",
@@ -78,6 +104,9 @@ impl PolicyCmd {
         match self.command {
             PolicyCommand::Check(cmd) => cmd.run(global).await,
             PolicyCommand::Accept(cmd) => cmd.run(global).await,
+            PolicyCommand::Suggest(cmd) => cmd.run(global),
+            PolicyCommand::Unused(cmd) => cmd.run(global),
+            PolicyCommand::Learn(cmd) => cmd.run(global).await,
         }
     }
 }

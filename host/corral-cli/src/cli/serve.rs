@@ -266,6 +266,9 @@ impl ServeCmd {
 /// `corral_instances_in_use` and `corral_change_subscribers`, so an operator
 /// sees what the resilience layers, the instance pool and the sessions'
 /// `list_changed` listeners hold, and sees a removed plugin's state go.
+/// The window of `corral_unused_grants`: 30 days.
+const UNUSED_WINDOW: Duration = Duration::from_secs(30 * 86_400);
+
 /// Tenants named in `corral_tenant_used`; the rest are `other`: 10.
 const TOP_TENANTS: usize = 10;
 
@@ -312,6 +315,27 @@ fn install_metrics(host: corral::Host) -> anyhow::Result<Option<MetricsRender>> 
         metrics::gauge!("corral_tenant_budgets").set(stats.tenant_budgets as f64);
         metrics::gauge!("corral_instances_in_use").set(stats.instances_in_use as f64);
         metrics::gauge!("corral_change_subscribers").set(stats.change_subscribers as f64);
+        // Grants no call used in 30 days, per plugin (a dashboard alerts
+        // on a plugin that keeps more than it needs).
+        let catalog = host.catalog();
+        let mut plugins: Vec<&str> = catalog
+            .tools()
+            .filter_map(|t| t.plugin())
+            .map(|p| p.name())
+            .collect();
+        plugins.sort_unstable();
+        plugins.dedup();
+        for plugin in plugins {
+            if let Ok(Some(unused)) = host.unused_grants(plugin, UNUSED_WINDOW) {
+                let n = unused
+                    .grants
+                    .iter()
+                    .filter(|g| g.verdict == corral::UnusedVerdict::Unused)
+                    .count();
+                metrics::gauge!("corral_unused_grants", "plugin" => plugin.to_string())
+                    .set(n as f64);
+            }
+        }
         let mut text = handle.render();
         text.push_str(&tenant_usage(&host.tenant_usage(TOP_TENANTS)));
         text

@@ -73,8 +73,7 @@ pub struct HostBuilder {
     pub(super) trust: crate::loader::signature::Trust,
     secrets: Option<crate::config::secrets::SecretStore>,
     pub(super) clock: crate::call::resilience::clock::Clock,
-    pub(super) quota_rules: crate::config::quota::QuotaRules,
-    pub(super) shared_store: Option<Arc<dyn corral_store::SharedStore>>,
+    pub(super) accounting: super::ledger::Accounting,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -115,8 +114,7 @@ impl Default for HostBuilder {
             trust: crate::loader::signature::Trust::default(),
             secrets: None,
             clock: crate::call::resilience::clock::Clock::system(),
-            quota_rules: crate::config::quota::QuotaRules::default(),
-            shared_store: None,
+            accounting: Default::default(),
         }
     }
 }
@@ -385,7 +383,7 @@ impl HostBuilder {
     /// wasmtime rejects the configuration, [`HostError::PluginDir`] when the
     /// plugin directory cannot be listed.
     pub async fn build(mut self) -> Result<Host, HostError> {
-        let quotas = self.quota_state();
+        let (quotas, evidence) = self.accounting.start()?;
         self.limits.validate(&self.pool)?;
         self.describe_limits.validate(&self.pool)?;
         let engine = Engine::new(self.pool).map_err(|e| HostError::Engine(format!("{e:#}")))?;
@@ -448,6 +446,7 @@ impl HostBuilder {
                 gate.clone(),
                 permits.clone(),
                 self.resolver.clone(),
+                evidence.clone(),
             ),
             gate.audit.clone(),
             quotas.clone(),
@@ -492,6 +491,7 @@ impl HostBuilder {
                 reloads: watch::channel(0).0,
                 trust: self.trust,
                 quotas,
+                evidence,
             }),
         };
         host.compile_pending_in_background();

@@ -27,4 +27,11 @@ pub enum HostError {
     /// wasmtime rejected the engine or linker configuration.
     #[error("cannot create the wasm engine: {0}")]
     Engine(String),
+    /// The empty directory of learning runs
+    /// ([`HostBuilder::learning`](crate::HostBuilder::learning)) cannot be
+    /// made in the system's temporary directory.
+    #[error(
+        "cannot make the learning runs' empty directory in the temporary directory: {0}; set TMPDIR to a writable directory"
+    )]
+    Learning(String),
 }

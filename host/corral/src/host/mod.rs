@@ -2,14 +2,17 @@
 //! (swapped whole on reload), lists the resolved tools, and runs every call
 //! through the call pipeline ([`crate::call::stages`]), recording each one.
 
+mod accounting;
 mod builder;
 mod builtins;
 mod call;
 mod clock;
 pub(crate) mod error;
+mod ledger;
 mod loading;
-mod quotas;
 mod startup;
+
+pub use ledger::EVIDENCE_FLUSH;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -90,6 +93,8 @@ struct HostInner {
     /// Tenant quotas: the host's rules and every tenant's buckets (the
     /// quota layer holds the same `Arc`).
     pub(super) quotas: Arc<crate::call::quota::Quotas>,
+    /// What each tool attempted (the dispatch stage holds the same `Arc`).
+    pub(super) evidence: Arc<crate::evidence::EvidenceBook>,
 }
 
 impl std::fmt::Debug for Host {

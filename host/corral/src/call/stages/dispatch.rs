@@ -85,6 +85,8 @@ struct DispatchShared {
     permits: Arc<Semaphore>,
     gate: Arc<Gatekeeper>,
     resolver: Arc<dyn Resolver>,
+    /// Where each run's attempts and peaks are recorded.
+    evidence: Arc<crate::evidence::EvidenceBook>,
 }
 
 impl PluginDispatch {
@@ -95,12 +97,14 @@ impl PluginDispatch {
         gate: Arc<Gatekeeper>,
         permits: Arc<Semaphore>,
         resolver: Arc<dyn Resolver>,
+        evidence: Arc<crate::evidence::EvidenceBook>,
     ) -> Self {
         Self(Arc::new(DispatchShared {
             engine,
             permits,
             gate,
             resolver,
+            evidence,
         }))
     }
 }
@@ -162,13 +166,21 @@ impl DispatchShared {
             tool_name.clone(),
             invocation.redactions.clone(),
         );
+        // A learning run: the grants, and an empty read-only `/`.
+        let learning =
+            self.evidence
+                .learning_root(plugin.name())
+                .map(|root| corral_sandbox::Grants {
+                    learning_root: Some(root.to_path_buf()),
+                    ..plugin.grants().clone()
+                });
         let setup = RunSetup {
             engine: &self.engine,
             pre: plugin.pre(),
             limits: &invocation.limits,
             plugin: plugin.name_arc(),
             tool: tool_name,
-            grants: plugin.grants(),
+            grants: learning.as_ref().unwrap_or(plugin.grants()),
             approval: Some(hook),
             client,
             tools: None,
@@ -184,6 +196,16 @@ impl DispatchShared {
         };
         let (result, report) = sandbox::run(setup, op).await;
         invocation.spent.add(&report.usage);
+        self.evidence.record(
+            &plugin.name_arc(),
+            plugin.sha256(),
+            tool.guest_name(),
+            &invocation.arguments.text,
+            &crate::evidence::Observed {
+                usage: &report.usage,
+                attempts: &report.attempts,
+            },
+        );
         let _output = tracing::info_span!(target: super::SPAN_TARGET, "corral.output").entered();
         super::classify::outcome(
             tool,

@@ -76,5 +76,6 @@ pub(crate) fn grants(
         http_credentials: injected.into(),
         redactor: Redactor::new(&used.into_iter().collect::<Vec<_>>()),
         client: policy.client,
+        learning_root: None,
     })
 }

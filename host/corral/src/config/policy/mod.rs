@@ -77,10 +77,8 @@
 //! elicitation = true             # elicit: ask the person
 //! sampling = { max_tokens = 500, calls_per_call = 2 }  # sample: ask the client's model
 //! roots = true                   # roots: the client's workspace roots
-//!
-//! [quotas]                       # each tenant's, for this plugin's tools (see config::quota)
+//! [quotas]                       # each tenant's, for its tools (config::quota)
 //! calls = { limit = 100, per = "1h", burst = 10 }
-//! fuel = { limit = 50_000_000_000, per = "1d" }
 //! ```
 //!
 //! Tool names in `approval`, `presentation`, `one_shot`, `resilience` and
@@ -258,8 +256,7 @@ pub struct Policy {
     /// The plugin's tools that cannot work without sampling
     /// (`[client] sampling.required_by`).
     pub sampling_required_by: BTreeSet<String>,
-    /// Each tenant's quotas for this plugin's tools (`[quotas]`, the kinds
-    /// of the host's quotas file, `config::quota`; none by default).
+    /// Each tenant's quotas for its tools (`[quotas]`; none by default).
     #[serde(skip_serializing_if = "crate::config::quota::QuotaSet::is_empty")]
     pub quotas: crate::config::quota::QuotaSet,
 }
@@ -443,11 +440,7 @@ impl Policy {
         sections::metadata(raw.metadata.unwrap_or_default(), &mut policy, &at)?;
         policy.tasks = raw.tasks.unwrap_or_default();
         (policy.client, policy.sampling_required_by) = client::grants(raw.client, &at)?;
-        if let Some(quotas) = raw.quotas {
-            policy.quotas = quotas
-                .check()
-                .map_err(|(span, message)| at(span, format!("[quotas]: {message}")))?;
-        }
+        sections::quotas(raw.quotas, &mut policy, &at)?;
         Ok(policy)
     }
 

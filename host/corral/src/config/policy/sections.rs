@@ -297,3 +297,18 @@ pub(super) fn metadata(
     }
     Ok(())
 }
+
+/// `[quotas]`: each tenant's quotas for the plugin's tools, checked by the
+/// rules of the host's quotas file (`config::quota`).
+pub(super) fn quotas(
+    raw: Option<crate::config::quota::RawQuotaSet>,
+    policy: &mut Policy,
+    at: At<'_>,
+) -> Result<(), PolicyError> {
+    if let Some(raw) = raw {
+        policy.quotas = raw
+            .check()
+            .map_err(|(span, message)| at(span, format!("[quotas]: {message}")))?;
+    }
+    Ok(())
+}
