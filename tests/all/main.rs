@@ -19,6 +19,7 @@ mod code;
 mod disclosure;
 mod discovery;
 mod distribution;
+mod evidence;
 mod foreign;
 mod fuzz_seeds;
 mod hostile;

@@ -4,7 +4,8 @@
 //! empty read-only `/`, so opens outside its grants reach the host, fail
 //! as they would have, and are recorded. The notes sample with no grant
 //! learns exactly `/notes`, read-write because it wrote; accepting the
-//! suggestion makes the same calls pass.
+//! suggestion makes the same calls pass. A permissive run writes only to
+//! scratch copies and reaches only the origins it was given.
 
 use corral::{CallOptions, Generalise, Host};
 use serde_json::json;
@@ -164,5 +165,76 @@ async fn a_read_only_grant_refusing_a_write_is_suggested_read_write_and_only_in_
             && f.host_path.is_none()
             && f.error.as_deref() == Some("no-entry")),
         "{file:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_permissive_run_never_touches_the_real_directory_or_an_origin_not_given() {
+    let dir = tempfile::tempdir().expect("dir");
+    let real = dir.path().join("real-notes");
+    std::fs::create_dir(&real).expect("mkdir");
+    std::fs::write(real.join("kept.md"), "the real note").expect("write");
+    let (given, other) = (
+        crate::support::TestServer::start("given"),
+        crate::support::TestServer::start("other"),
+    );
+    // The policy grants the real directory read-only and both origins.
+    let notes = format!(
+        "version = 1\n[[filesystem]]\nhost = {:?}\nguest = \"/notes\"\naccess = \"read-only\"\n",
+        real.display()
+    );
+    let fetch = format!(
+        "version = 1\n[http]\nallow = [\"http://127.0.0.1:{}\", \"http://127.0.0.1:{}\"]\n",
+        given.port, other.port
+    );
+    let plugins =
+        plugin_dir_with_policies(&[(NOTES, Some(&notes)), (crate::support::FETCH, Some(&fetch))]);
+    let origin = corral::HostPattern::parse(&format!("http://127.0.0.1:{}", given.port)).unwrap();
+    let host = builder(plugins.path())
+        .learning(["notes", "fetch"])
+        .learning_permissive(vec![origin])
+        .build()
+        .await
+        .expect("host");
+    // Writes land in the scratch copy, which started as a copy.
+    call(&host, "notes_write", json!({"name": "new", "text": "x"}))
+        .await
+        .expect("allowed in the copy");
+    call(
+        &host,
+        "notes_write",
+        json!({"name": "kept", "text": "changed"}),
+    )
+    .await
+    .expect("allowed in the copy");
+    assert!(!real.join("new.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(real.join("kept.md")).unwrap(),
+        "the real note"
+    );
+    // Only the origin given is reachable, whatever the policy allows.
+    let url = |port: u16| json!({"url": format!("http://127.0.0.1:{port}/")});
+    call(&host, "fetch_url", url(given.port))
+        .await
+        .expect("the given origin");
+    call(&host, "fetch_url", url(other.port)).await.unwrap_err();
+    assert_eq!((given.hits(), other.hits()), (1, 0));
+    let evidence = host.evidence("notes").unwrap().expect("evidence");
+    assert!(evidence.learning);
+    let writes: Vec<_> = evidence.tools["notes_write"]
+        .files
+        .iter()
+        .filter(|f| f.error.is_none() && f.op == "create")
+        .collect();
+    assert!(
+        !writes.is_empty(),
+        "{:?}",
+        evidence.tools["notes_write"].files
+    );
+    assert!(
+        writes
+            .iter()
+            .all(|f| !f.host_path.as_deref().unwrap_or("").contains("real-notes")),
+        "{writes:?}"
     );
 }

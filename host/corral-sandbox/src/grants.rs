@@ -109,6 +109,10 @@ pub struct Grants {
     /// still win under their own paths: wasi-libc resolves a path through
     /// the longest preopen path that prefixes it, component-wise.
     pub learning_root: Option<std::path::PathBuf>,
+    /// Whether the learning root is writable: only in a permissive
+    /// learning run, where it is a scratch directory of its own; `false`
+    /// (read-only) otherwise.
+    pub learning_root_writable: bool,
 }
 
 /// A header the host sets on outbound requests to `host`.
@@ -161,14 +165,17 @@ impl Grants {
                 })?;
         }
         if let Some(root) = &self.learning_root {
-            builder
-                .preopened_dir(root, "/", FsPerms::ReadOnly)
-                .map_err(|err| {
-                    std::io::Error::other(format!(
-                        "cannot open the learning root {}: {err:#}",
-                        root.display()
-                    ))
-                })?;
+            let perms = if self.learning_root_writable {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
+            builder.preopened_dir(root, "/", perms).map_err(|err| {
+                std::io::Error::other(format!(
+                    "cannot open the learning root {}: {err:#}",
+                    root.display()
+                ))
+            })?;
         }
         Ok(())
     }

@@ -128,10 +128,12 @@ impl SuggestCmd {
         }
         let calls: u64 = evidence.tools.values().map(|t| t.calls.count).sum();
         outln!(
-            "# {}: {} calls of {} tools{}; evidence {}",
+            "# {}: {} call{} of {} tool{}{}; evidence {}",
             path.display(),
             calls,
+            if calls == 1 { "" } else { "s" },
             evidence.tools.len(),
+            if evidence.tools.len() == 1 { "" } else { "s" },
             if evidence.learning {
                 ", learning runs included"
             } else {
@@ -239,8 +241,8 @@ pub struct UnusedCmd {
     /// One plugin's name [default: every plugin in the plugin directory]
     name: Option<String>,
     /// The window: `30d`, `12h`, ...
-    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = humantime::parse_duration)]
-    since: std::time::Duration,
+    #[arg(long, value_name = "DURATION", default_value = "30d")]
+    since: String,
     /// Print JSON: [{"plugin", "since", "evidence_since", "calls", "grants":
     /// [{"section", "line", "verdict"}]}]
     #[arg(long)]
@@ -265,8 +267,10 @@ impl UnusedCmd {
                 names
             }
         };
+        let window = humantime::parse_duration(&self.since)
+            .with_context(|| format!("--since {}: write e.g. 30d or 12h", self.since))?;
         let since = std::time::SystemTime::now()
-            .checked_sub(self.since)
+            .checked_sub(window)
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_secs());
         let mut reports = Vec::new();
@@ -293,7 +297,7 @@ impl UnusedCmd {
         if self.json {
             print_json(&serde_json::to_value(&reports)?)?;
         } else {
-            let window = humantime::format_duration(self.since);
+            let window = &self.since;
             for report in &reports {
                 if report.grants.is_empty() {
                     continue;
@@ -350,6 +354,16 @@ pub struct LearnCmd {
     /// The calls, one JSON object per line (`-` for stdin)
     #[arg(long, value_name = "CALLS.jsonl")]
     run: PathBuf,
+    /// Allow and record, for a tool author's test run: granted directories
+    /// are scratch copies corral makes (read-write; the real ones are never
+    /// opened), `/` is a writable scratch directory, and HTTP reaches only
+    /// the --origin values
+    #[arg(long)]
+    permissive: bool,
+    /// With --permissive, an origin the calls may reach (`https://host`,
+    /// `http://127.0.0.1:8080`; repeatable); nothing else is reachable
+    #[arg(long, value_name = "ORIGIN", requires = "permissive")]
+    origin: Vec<String>,
 }
 
 impl LearnCmd {
@@ -382,6 +396,18 @@ impl LearnCmd {
                     n + 1
                 );
             };
+            let owner = host
+                .tool(tool)
+                .and_then(|t| t.plugin().map(|p| p.name().to_owned()));
+            if owner.as_deref() != Some(self.name.as_str()) {
+                outln!(
+                    "line {}: `{}` is not a tool of {}; skipped",
+                    n + 1,
+                    corral::untrusted_text::escape_line(tool),
+                    self.name
+                )?;
+                continue;
+            }
             let arguments = if arguments.is_null() {
                 "{}".to_string()
             } else {

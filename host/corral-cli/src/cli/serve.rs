@@ -46,6 +46,18 @@ pub struct ServeCmd {
     /// replicas enforce them together
     #[arg(long, value_name = "FILE")]
     quotas: Option<PathBuf>,
+    /// Run this plugin's calls in learning runs (repeatable): it also gets
+    /// an empty read-only `/`, so file attempts outside its grants are
+    /// recorded; `corral policy suggest PLUGIN` reads the evidence
+    #[arg(long, value_name = "PLUGIN")]
+    learn: Vec<String>,
+    /// Make --learn permissive (allow and record; see `corral policy learn
+    /// --permissive`): only on loopback or stdio, only HTTP to --origin
+    #[arg(long, requires = "learn")]
+    permissive: bool,
+    /// With --permissive, an origin calls may reach (repeatable)
+    #[arg(long, value_name = "ORIGIN", requires = "permissive")]
+    origin: Vec<String>,
     /// Also accept this Host header (host or host:port), e.g. when binding a
     /// non-loopback address (HTTP; repeatable)
     #[arg(long, value_name = "HOST", requires = "http")]
@@ -96,6 +108,17 @@ impl ServeCmd {
             Some(Disclose::Category) => corral::DisclosureMode::Category,
             Some(Disclose::File) => corral::DisclosureMode::File,
         };
+        if self.permissive && self.http.is_some_and(|addr| !addr.ip().is_loopback()) {
+            anyhow::bail!(
+                "--permissive learning serves only on loopback or stdio: it lets the plugin \
+                 write and reach what its policy does not grant; bind 127.0.0.1"
+            );
+        }
+        let origins = self
+            .origin
+            .iter()
+            .map(|o| corral::HostPattern::parse(o).map_err(|e| anyhow::anyhow!("--origin {e}")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let store = self.tasks.store()?;
         let quotas = match &self.quotas {
             Some(path) => Some(corral::QuotaRules::from_file(path)?),
@@ -110,6 +133,21 @@ impl ServeCmd {
                 let mut b = b;
                 if let Some(rules) = quotas {
                     b = b.quotas(rules);
+                }
+                if !self.learn.is_empty() {
+                    tracing::warn!(
+                        plugins = ?self.learn,
+                        "learning runs: these plugins also get an empty read-only `/`"
+                    );
+                    b = b.learning(self.learn.iter().cloned());
+                    if self.permissive {
+                        eprintln!(
+                            "corral: PERMISSIVE LEARNING RUNS of {}: scratch copies of their \
+                             directories, a writable `/`, HTTP only to the --origin values",
+                            self.learn.join(", ")
+                        );
+                        b = b.learning_permissive(origins);
+                    }
                 }
                 // Quotas of the host and of plugins' policies alike.
                 if self.tasks.shared() {

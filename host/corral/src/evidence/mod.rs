@@ -33,6 +33,7 @@
 
 mod aggregate;
 mod file;
+mod learning;
 pub(crate) mod suggest;
 pub(crate) mod unused;
 
@@ -40,8 +41,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
-
-use sha2::{Digest as _, Sha256};
 
 pub use aggregate::{
     EVIDENCE_VERSION, FileSeen, HttpSeen, Peaks, PluginEvidence, Seen, ToolEvidence,
@@ -63,17 +62,6 @@ pub(crate) fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// 8 bytes for a unique name.
-fn rand_bytes() -> [u8; 8] {
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let digest = Sha256::digest(format!("{nanos}:{:p}", &nanos).as_bytes());
-    let mut out = [0; 8];
-    out.copy_from_slice(&digest[..8]);
-    out
-}
-
 /// One sandbox run, as the evidence reads it.
 pub(crate) struct Observed<'a> {
     pub(crate) usage: &'a corral_sandbox::Usage,
@@ -86,23 +74,9 @@ pub(crate) struct Observed<'a> {
 pub struct EvidenceBook {
     dir: Option<PathBuf>,
     plugins: RwLock<HashMap<Arc<str>, Arc<Mutex<PluginEvidence>>>>,
-    learning: Option<Learning>,
+    learning: Option<learning::Learning>,
     /// Recording off (`HostBuilder::record_evidence(false)`).
     pub(crate) off: bool,
-}
-
-/// The plugins in learning runs, and the empty directory they get at `/`
-/// (removed with the host).
-#[derive(Debug)]
-struct Learning {
-    plugins: std::collections::BTreeSet<String>,
-    root: PathBuf,
-}
-
-impl Drop for Learning {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.root);
-    }
 }
 
 impl Drop for EvidenceBook {
@@ -117,28 +91,21 @@ impl Drop for EvidenceBook {
 
 impl EvidenceBook {
     /// A book that flushes into `dir` (`None`: kept in memory only), whose
-    /// `learning` plugins run in learning runs.
+    /// `learning` plugins run in learning runs (permissive ones with
+    /// `permissive`).
     ///
     /// # Errors
-    /// The I/O error of creating the learning runs' empty directory (in the
+    /// The I/O error of creating the learning runs' directories (in the
     /// system's temporary directory).
     pub(crate) fn new(
         dir: Option<PathBuf>,
         learning: std::collections::BTreeSet<String>,
+        permissive: Option<Vec<corral_sandbox::HostPattern>>,
     ) -> std::io::Result<Self> {
         let learning = if learning.is_empty() {
             None
         } else {
-            let root = std::env::temp_dir().join(format!(
-                "corral-learning-{}-{}",
-                std::process::id(),
-                hex::encode(rand_bytes())
-            ));
-            std::fs::create_dir(&root)?;
-            Some(Learning {
-                plugins: learning,
-                root,
-            })
+            Some(learning::Learning::new(learning, permissive)?)
         };
         Ok(Self {
             dir,
@@ -148,14 +115,22 @@ impl EvidenceBook {
         })
     }
 
-    /// The empty directory preopened at `/` for `plugin`'s calls when it
-    /// runs in learning runs.
-    pub(crate) fn learning_root(&self, plugin: &str) -> Option<&std::path::Path> {
-        let learning = self.learning.as_ref()?;
-        learning
-            .plugins
-            .contains(plugin)
-            .then_some(learning.root.as_path())
+    /// The grants `plugin`'s calls run with when it runs in learning runs
+    /// (see `learning.rs`); `None` outside them.
+    ///
+    /// # Errors
+    /// Why a permissive run's scratch copy of a granted directory cannot be
+    /// made.
+    pub(crate) fn learning_grants(
+        &self,
+        plugin: &str,
+        grants: &corral_sandbox::Grants,
+    ) -> Option<Result<corral_sandbox::Grants, String>> {
+        self.learning.as_ref()?.grants(plugin, grants)
+    }
+
+    fn learns(&self, plugin: &str) -> bool {
+        self.learning.as_ref().is_some_and(|l| l.covers(plugin))
     }
 
     /// The directory flushes go to.
@@ -198,7 +173,7 @@ impl EvidenceBook {
         if evidence.sha256 != sha256 {
             *evidence = PluginEvidence::new(plugin, sha256);
         }
-        evidence.learning |= self.learning_root(plugin).is_some();
+        evidence.learning |= self.learns(plugin);
         evidence.record(tool, arguments, observed);
     }
 

@@ -23,7 +23,9 @@
 //!   policy's own are kept as they are.
 //!
 //! The result is the policy's text with those edits (every added or changed
-//! line carries a comment naming the tools and how many calls needed it),
+//! line carries a comment naming the tools and how many calls needed it: per
+//! tool, the most calls any one access under it was seen in, so a lower
+//! bound when a tool's calls touched different files),
 //! and a line diff against the current text.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -285,11 +287,12 @@ pub fn suggest(
                     .filter(|d| inside(&f.guest_path, d.guest.get_ref()))
                     .max_by_key(|d| d.guest.get_ref().len())
             {
-                *read_only
+                let calls = read_only
                     .entry(dir.guest.get_ref().clone())
                     .or_default()
                     .entry(tool.clone())
-                    .or_insert(0) += f.seen.count;
+                    .or_insert(0);
+                *calls = (*calls).max(f.seen.count);
             }
         }
     }
@@ -316,7 +319,8 @@ pub fn suggest(
         let mut tools = BTreeMap::new();
         for (path, _, tool, n) in &outside {
             if inside(path, &dir) {
-                *tools.entry(tool.to_string()).or_insert(0) += n;
+                let calls = tools.entry(tool.to_string()).or_insert(0);
+                *calls = (*calls).max(*n);
             }
         }
         changes += 4;
@@ -333,11 +337,12 @@ pub fn suggest(
         for h in &seen.http {
             match h.denied.as_deref() {
                 Some("not-granted") => {
-                    *wanted
+                    let calls = wanted
                         .entry(entry_of(&h.origin))
                         .or_default()
                         .entry(tool.clone())
-                        .or_insert(0) += h.seen.count;
+                        .or_insert(0);
+                    *calls = (*calls).max(h.seen.count);
                 }
                 Some("private-address") => notes.push(format!(
                     "{} ({tool}) resolves to a private address: list that address itself, or \

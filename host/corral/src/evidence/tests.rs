@@ -29,7 +29,7 @@ fn http(origin: &str, denied: Option<corral_sandbox::Denial>) -> corral_sandbox:
 
 #[test]
 fn runs_add_up_per_tool_and_a_new_build_starts_afresh() {
-    let book = EvidenceBook::new(None, Default::default()).unwrap();
+    let book = EvidenceBook::new(None, Default::default(), None).unwrap();
     let name: Arc<str> = "p".into();
     let denied = http(
         "http://127.0.0.1:9",
@@ -82,7 +82,8 @@ fn flushes_merge_into_one_file_across_books() {
     let name: Arc<str> = "p".into();
     let ok = http("https://api.example.com:443", None);
     for _ in 0..2 {
-        let book = EvidenceBook::new(Some(dir.path().to_path_buf()), Default::default()).unwrap();
+        let book =
+            EvidenceBook::new(Some(dir.path().to_path_buf()), Default::default(), None).unwrap();
         book.record(
             &name,
             "aaa",

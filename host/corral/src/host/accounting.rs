@@ -53,6 +53,18 @@ impl HostBuilder {
         self
     }
 
+    /// Makes the learning runs permissive (allow and record), for a tool
+    /// author's test run: each granted directory is replaced by a scratch
+    /// copy (read-write; the real one is never opened), `/` is a scratch
+    /// directory (read-write), and outbound HTTP reaches only `origins`
+    /// (the policy's allow-list and credentials are dropped). Every
+    /// attempt is recorded. Only with [`learning`](Self::learning).
+    #[must_use]
+    pub fn learning_permissive(mut self, origins: Vec<crate::HostPattern>) -> Self {
+        self.accounting.permissive = Some(origins);
+        self
+    }
+
     /// Runs these plugins (by name) in learning runs: each call also gets
     /// an empty, read-only directory preopened at `/`, so that file
     /// attempts outside the grants reach the host, fail as they would

@@ -22,6 +22,7 @@ pub(crate) struct Accounting {
     pub(super) evidence_dir: Option<PathBuf>,
     pub(super) learning: BTreeSet<String>,
     pub(super) no_evidence: bool,
+    pub(super) permissive: Option<Vec<corral_sandbox::HostPattern>>,
 }
 
 impl Accounting {
@@ -39,9 +40,12 @@ impl Accounting {
             std::mem::take(&mut self.quota_rules),
             self.shared_store.take(),
         ));
-        let mut evidence =
-            EvidenceBook::new(self.evidence_dir.take(), std::mem::take(&mut self.learning))
-                .map_err(|err| crate::HostError::Learning(err.to_string()))?;
+        let mut evidence = EvidenceBook::new(
+            self.evidence_dir.take(),
+            std::mem::take(&mut self.learning),
+            self.permissive.take(),
+        )
+        .map_err(|err| crate::HostError::Learning(err.to_string()))?;
         evidence.off = self.no_evidence;
         let evidence = Arc::new(evidence);
         if evidence.dir().is_some()

@@ -166,14 +166,15 @@ impl DispatchShared {
             tool_name.clone(),
             invocation.redactions.clone(),
         );
-        // A learning run: the grants, and an empty read-only `/`.
-        let learning =
-            self.evidence
-                .learning_root(plugin.name())
-                .map(|root| corral_sandbox::Grants {
-                    learning_root: Some(root.to_path_buf()),
-                    ..plugin.grants().clone()
-                });
+        // A learning run's grants (`evidence/learning.rs`).
+        let learning = self
+            .evidence
+            .learning_grants(plugin.name(), plugin.grants())
+            .transpose()
+            .map_err(|message| CallError::Configuration {
+                tool: name.to_string(),
+                message: format!("learning run: {message}"),
+            })?;
         let setup = RunSetup {
             engine: &self.engine,
             pre: plugin.pre(),

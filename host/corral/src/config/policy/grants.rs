@@ -77,5 +77,6 @@ pub(crate) fn grants(
         redactor: Redactor::new(&used.into_iter().collect::<Vec<_>>()),
         client: policy.client,
         learning_root: None,
+        learning_root_writable: false,
     })
 }
