@@ -13,7 +13,7 @@
 //!   the tokens of [`HttpOptions::tenants`] (`--tokens FILE`), each of which
 //!   authenticates a tenant. With either set, every request to `/mcp` and
 //!   `/metrics` without a listed `Authorization: Bearer <token>` gets `401`.
-//!   A tenant's token puts the tenant on the request ([`authenticated`]):
+//!   A tenant's token puts the tenant on the request (`authenticated` reads it):
 //!   its quotas, tasks and resources are that tenant's. The probes answer
 //!   without a token: they say only counts.
 //!

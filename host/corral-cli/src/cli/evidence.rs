@@ -302,13 +302,20 @@ impl UnusedCmd {
                 if report.grants.is_empty() {
                     continue;
                 }
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
                 let short =
                     report
                         .evidence_since
                         .filter(|s| *s > since)
                         .map_or(String::new(), |s| {
-                            let days = (since.max(s) - since) / 86_400;
-                            format!(" (evidence starts {days} days into the window)")
+                            let covered =
+                                std::time::Duration::from_secs(now.saturating_sub(s).max(1));
+                            format!(
+                                " (the evidence covers only the last {})",
+                                humantime::format_duration(covered)
+                            )
                         });
                 outln!(
                     "{}: {} calls in the last {window}{short}; delete:",

@@ -214,7 +214,13 @@ impl PluginEvidence {
     /// Records one run of `tool`.
     pub(super) fn record(&mut self, tool: &str, arguments: &str, report: &Observed<'_>) {
         let at = now();
-        let evidence = self.tools.entry(tool.to_owned()).or_default();
+        // No allocation once the tool is known: this runs on every call.
+        if !self.tools.contains_key(tool) {
+            self.tools.insert(tool.to_owned(), ToolEvidence::default());
+        }
+        let Some(evidence) = self.tools.get_mut(tool) else {
+            return;
+        };
         evidence.calls.add(1, at, None);
         let usage = report.usage;
         evidence.peaks.fuel = evidence.peaks.fuel.max(usage.fuel);

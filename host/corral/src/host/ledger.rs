@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::evidence::EvidenceBook;
 
 /// How often a host with an evidence directory writes what it recorded:
-/// every 30 s (and on [`Host::flush_evidence`]).
+/// every 30 s (and on [`Host::flush_evidence`](crate::Host::flush_evidence)).
 pub const EVIDENCE_FLUSH: Duration = Duration::from_secs(30);
 
 /// The builder's accounting knobs.
