@@ -6,7 +6,8 @@
 //! module) and the used nonces of approval request states (so a state,
 //! and the code-mode journal inside it, is used once across replicas),
 //! and tenant quotas (one token bucket per tenant and quota,
-//! [`SharedStore::spend`]).
+//! [`SharedStore::spend`], a call's buckets in one batch,
+//! [`SharedStore::spend_all`]).
 //! Every record has a time to live, so nothing stays forever when the
 //! replica that wrote it dies.
 //!
@@ -116,6 +117,46 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
     /// [`StoreError::NotACounter`] when the key holds something else;
     /// [`StoreError::Unreachable`] as for every operation.
     fn spend<'a>(&'a self, key: &'a str, bucket: Bucket, spend: Spend) -> StoreFuture<'a, Level>;
+
+    /// Several spends in one step: the levels in order. Either every
+    /// [`Spend::Take`] of the batch is taken or, when any spend is refused,
+    /// none is (a refused check or take leaves every bucket as it was);
+    /// charges always land. One round trip in Redis (one script call); the
+    /// default runs [`spend`](Self::spend) in turn and gives back the takes
+    /// of a refused batch.
+    ///
+    /// # Errors
+    /// As [`spend`](Self::spend).
+    fn spend_all<'a>(
+        &'a self,
+        spends: &'a [(String, Bucket, Spend)],
+    ) -> StoreFuture<'a, Vec<Level>> {
+        Box::pin(async move {
+            let mut levels = Vec::with_capacity(spends.len());
+            for (key, bucket, spend) in spends {
+                let level = self.spend(key, *bucket, *spend).await?;
+                let refused = !level.admitted;
+                levels.push(level);
+                if refused {
+                    // Give back what this batch took.
+                    for ((key, bucket, spend), level) in spends.iter().zip(&levels) {
+                        if let (Spend::Take(n), true) = (spend, level.admitted) {
+                            self.spend(key, *bucket, Spend::Charge(-n)).await?;
+                        }
+                    }
+                    for (_, _, spend) in &spends[levels.len()..] {
+                        levels.push(Level {
+                            admitted: matches!(spend, Spend::Charge(_)),
+                            left: 0.0,
+                            wait: std::time::Duration::ZERO,
+                        });
+                    }
+                    break;
+                }
+            }
+            Ok(levels)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -233,6 +274,21 @@ mod tests {
             "{:?}",
             start.elapsed()
         );
+
+        // A batch takes all or nothing.
+        store.delete("x").await.unwrap();
+        store.delete("y").await.unwrap();
+        let big = Bucket::per(10.0, MINUTE, 10.0);
+        let one = Bucket::per(1.0, MINUTE, 1.0);
+        store.spend("y", one, Spend::Take(1.0)).await.unwrap();
+        let batch = vec![
+            ("x".to_string(), big, Spend::Take(1.0)),
+            ("y".to_string(), one, Spend::Take(1.0)),
+        ];
+        let levels = store.spend_all(&batch).await.unwrap();
+        assert!(levels[0].admitted && !levels[1].admitted, "{levels:?}");
+        let x = store.spend("x", big, Spend::Take(10.0)).await.unwrap();
+        assert!(x.admitted, "the refused batch gave its take back: {x:?}");
 
         // A key that holds something else is no bucket.
         store.put("s", b"text".to_vec(), MINUTE).await.unwrap();

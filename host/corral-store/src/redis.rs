@@ -16,49 +16,71 @@ use tokio::sync::OnceCell;
 
 use crate::{Bucket, Level, SharedStore, Spend, StoreError, StoreFuture};
 
-/// [`Bucket::spend`] in Lua, line for line, on the server's clock (`TIME`,
-/// which Redis 5 and later replicate as effects). `KEYS[1]` the bucket;
-/// `ARGV`: ms per unit, capacity, mode (`check`, `take`, `charge`), units.
-/// Replies `{admitted, left, wait_ms}` with the floats as strings (Redis
-/// would cut a Lua number to an integer).
+/// [`Bucket::spend`] in Lua, line for line, for a batch of buckets on the
+/// server's clock (`TIME`, which Redis 5 and later replicate as effects):
+/// each `KEYS[i]` a bucket, `ARGV[4i-3..4i]` its ms per unit, capacity,
+/// mode (`check`, `take`, `charge`) and units. Every level is worked out
+/// first; then, unless one was refused, every bucket is written (a refused
+/// batch writes only its charges). Replies `admitted, left, wait_ms` per
+/// bucket, the floats as strings (Redis would cut a Lua number to an
+/// integer).
 const SPEND: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local per = tonumber(ARGV[1])
-local cap = tonumber(ARGV[2])
-local mode = ARGV[3]
-local n = tonumber(ARGV[4])
 local dust = 1e-9
-local stored = redis.call('GET', KEYS[1])
-local full = now
-if stored then
-  local f = tonumber(stored)
-  if f == nil then return redis.error_reply('NOTBUCKET the key holds no bucket') end
-  if f > now then full = f end
+local all = true
+local plan = {}
+for i, key in ipairs(KEYS) do
+  local per = tonumber(ARGV[4 * i - 3])
+  local cap = tonumber(ARGV[4 * i - 2])
+  local mode = ARGV[4 * i - 1]
+  local n = tonumber(ARGV[4 * i])
+  local stored = redis.call('GET', key)
+  local full = now
+  if stored then
+    local f = tonumber(stored)
+    if f == nil then return redis.error_reply('NOTBUCKET ' .. key .. ' holds no bucket') end
+    if f > now then full = f end
+  end
+  local used = (full - now) / per
+  local admitted, cost, over = true, 0, 0
+  if mode == 'check' then
+    admitted = used < cap - dust
+    over = used - cap
+  elseif mode == 'take' then
+    admitted = used + n <= cap + dust
+    if admitted then cost = n end
+    over = used + n - cap
+  else
+    cost = n
+  end
+  if not admitted then all = false end
+  plan[i] = {key, stored, full + cost * per, per, cap, admitted, over, mode}
 end
-local used = (full - now) / per
-local admitted, cost, over = true, 0, 0
-if mode == 'check' then
-  admitted = used < cap - dust
-  over = used - cap
-elseif mode == 'take' then
-  admitted = used + n <= cap + dust
-  if admitted then cost = n end
-  over = used + n - cap
-else
-  cost = n
+local out = {}
+for i, p in ipairs(plan) do
+  local new = p[3]
+  if not all and p[8] ~= 'charge' then new = math.max(now, tonumber(p[2] or now)) end
+  if new > now then
+    redis.call('SET', p[1], string.format('%.17g', new), 'PX', math.max(1, math.ceil(new - now)))
+  elseif p[2] then
+    redis.call('DEL', p[1])
+  end
+  local wait = 0
+  if not p[6] then wait = math.max(1, p[7] * p[4]) end
+  out[3 * i - 2] = p[6] and 1 or 0
+  out[3 * i - 1] = string.format('%.17g', p[5] - (new - now) / p[4])
+  out[3 * i] = string.format('%.17g', wait)
 end
-local new = full + cost * per
-if new > now then
-  redis.call('SET', KEYS[1], string.format('%.17g', new), 'PX', math.max(1, math.ceil(new - now)))
-elseif stored then
-  redis.call('DEL', KEYS[1])
-end
-local wait = 0
-if not admitted then wait = math.max(1, over * per) end
-local left = cap - (new - now) / per
-return {admitted and 1 or 0, string.format('%.17g', left), string.format('%.17g', wait)}
+return out
 ";
+
+/// The script, hashed once (`EVALSHA`, with `EVAL` when the server has not
+/// seen it).
+fn script() -> &'static redis::Script {
+    static SCRIPT: std::sync::OnceLock<redis::Script> = std::sync::OnceLock::new();
+    SCRIPT.get_or_init(|| redis::Script::new(SPEND))
+}
 
 /// How long a connection attempt or a command may take: 2 s.
 pub const REDIS_TIMEOUT: Duration = Duration::from_secs(2);
@@ -224,34 +246,52 @@ impl SharedStore for RedisStore {
 
     fn spend<'a>(&'a self, key: &'a str, bucket: Bucket, spend: Spend) -> StoreFuture<'a, Level> {
         Box::pin(async move {
-            let (mode, units) = match spend {
-                Spend::Check => ("check", 0.0),
-                Spend::Take(n) => ("take", n),
-                Spend::Charge(n) => ("charge", n),
-            };
+            let batch = [(key.to_owned(), bucket, spend)];
+            let mut levels = self.spend_all(&batch).await?;
+            Ok(levels.remove(0))
+        })
+    }
+
+    fn spend_all<'a>(
+        &'a self,
+        spends: &'a [(String, Bucket, Spend)],
+    ) -> StoreFuture<'a, Vec<Level>> {
+        Box::pin(async move {
+            if spends.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut invocation = script().prepare_invoke();
+            for (key, bucket, spend) in spends {
+                let (mode, units) = match spend {
+                    Spend::Check => ("check", 0.0),
+                    Spend::Take(n) => ("take", *n),
+                    Spend::Charge(n) => ("charge", *n),
+                };
+                invocation
+                    .key(key)
+                    .arg(bucket.ms_per_unit)
+                    .arg(bucket.capacity)
+                    .arg(mode)
+                    .arg(units);
+            }
             let mut connection = self.connection().await?;
-            // EVALSHA, falling back to EVAL once when the server does not
-            // know the script yet (a restarted server).
-            let reply: Result<(i64, String, String), redis::RedisError> = redis::Script::new(SPEND)
-                .key(key)
-                .arg(bucket.ms_per_unit)
-                .arg(bucket.capacity)
-                .arg(mode)
-                .arg(units)
-                .invoke_async(&mut connection)
-                .await;
+            let reply: Result<Vec<String>, redis::RedisError> =
+                invocation.invoke_async(&mut connection).await;
             match reply {
-                Ok((admitted, left, wait)) => {
-                    let wait: f64 = wait.parse().unwrap_or(1.0);
-                    Ok(Level {
-                        admitted: admitted == 1,
-                        left: left.parse().unwrap_or(0.0),
-                        wait: Duration::from_secs_f64(wait.max(0.0) / 1_000.0),
+                Ok(flat) => Ok(flat
+                    .chunks(3)
+                    .map(|c| {
+                        let wait: f64 = c.get(2).and_then(|w| w.parse().ok()).unwrap_or(1.0);
+                        Level {
+                            admitted: c.first().is_some_and(|a| a == "1"),
+                            left: c.get(1).and_then(|l| l.parse().ok()).unwrap_or(0.0),
+                            wait: Duration::from_secs_f64(wait.max(0.0) / 1_000.0),
+                        }
                     })
-                }
+                    .collect()),
                 Err(err) if matches!(err.kind(), redis::ErrorKind::Server(_)) => {
                     Err(StoreError::NotACounter {
-                        key: key.to_owned(),
+                        key: spends[0].0.clone(),
                         found: err.to_string(),
                     })
                 }

@@ -181,7 +181,10 @@ impl Quotas {
 
     /// One spend, in the shared store unless it is down (then, and
     /// without one, in this process).
-    async fn spend(&self, key: &str, bucket: Bucket, spend: Spend) -> Level {
+    /// Spends a batch, all or nothing (see `SharedStore::spend_all`), in
+    /// the shared store unless it is down (then, and without one, in this
+    /// process).
+    async fn spend(&self, batch: &[(String, Bucket, Spend)]) -> Vec<Level> {
         if let Some(shared) = &self.shared {
             let retry_now = self.health.lock().map_or(true, |h| {
                 h.down
@@ -189,28 +192,28 @@ impl Quotas {
                     .is_none_or(|(_, _, retry)| Instant::now() >= *retry)
             });
             if retry_now {
-                match shared.spend(key, bucket, spend).await {
-                    Ok(level) => {
+                match shared.spend_all(batch).await {
+                    Ok(levels) => {
                         self.recovered(shared.as_ref());
-                        return level;
+                        return levels;
                     }
                     Err(err @ StoreError::Unreachable { .. }) => self.failed(&err),
                     Err(err) => {
                         // A key that is no bucket: something else wrote it.
-                        tracing::error!("quota bucket `{key}`: {err}; using this replica's");
+                        tracing::error!("quota buckets: {err}; using this replica's");
                     }
                 }
             }
         }
-        match self.local.spend(key, bucket, spend).await {
-            Ok(level) => level,
-            // The local store holds only buckets under these keys.
-            Err(_) => Level {
+        // The local store holds only buckets under these keys.
+        self.local.spend_all(batch).await.unwrap_or_else(|_| {
+            let admitted = Level {
                 admitted: true,
                 left: 0.0,
                 wait: Duration::ZERO,
-            },
-        }
+            };
+            vec![admitted; batch.len()]
+        })
     }
 
     fn failed(&self, err: &StoreError) {
@@ -290,10 +293,10 @@ impl Quotas {
         out
     }
 
-    /// Checks a call before it runs: takes one from each `calls` bucket,
-    /// and refuses while any other bucket is empty or in debt. The first
-    /// refusal is the error; calls taken from buckets checked before it
-    /// stay taken.
+    /// Checks a call before it runs, in one batch (one round trip to the
+    /// shared store): takes one from each `calls` bucket, and refuses while
+    /// any other bucket is empty or in debt; a refused call takes nothing.
+    /// The first refusal, in rule order, is the error.
     ///
     /// # Errors
     /// [`CallError::QuotaExceeded`] naming the tenant, the quota, its rule
@@ -305,21 +308,32 @@ impl Quotas {
         plugin_set: &QuotaSet,
         tenant: &Tenant,
     ) -> Result<Admitted, CallError> {
-        let mut buckets = self.buckets(plugin, plugin_set, tenant);
-        // Checks first, so a refusal for fuel takes no call.
-        buckets.sort_by_key(|(quota, _, _)| quota.kind == QuotaKind::Calls);
+        let buckets = self.buckets(plugin, plugin_set, tenant);
+        // One batch: every check and take at once, all or nothing, so a
+        // refusal takes no call from any bucket.
+        let batch: Vec<(String, Bucket, Spend)> = buckets
+            .iter()
+            .map(|(quota, key, _)| {
+                let spend = match quota.kind {
+                    QuotaKind::Calls => Spend::Take(1.0),
+                    _ => Spend::Check,
+                };
+                (key.clone(), bucket(quota), spend)
+            })
+            .collect();
+        let levels = self.spend(&batch).await;
         let mut admitted = Admitted::default();
-        for (quota, key, scope) in buckets {
-            let spend = match quota.kind {
-                QuotaKind::Calls => Spend::Take(1.0),
-                _ => Spend::Check,
-            };
-            let level = self.spend(&key, bucket(&quota), spend).await;
+        for ((quota, key, scope), level) in buckets.into_iter().zip(levels) {
             if !level.admitted {
+                let scope_kind = match scope.key.as_str() {
+                    "global" => "global",
+                    "host" => "host",
+                    _ => "plugin",
+                };
                 metrics::counter!(
                     "corral_quota_refused_total",
                     "kind" => quota.kind.as_str(),
-                    "scope" => if scope.key.starts_with("plugin.") { "plugin" } else { if scope.key == "global" { "global" } else { "host" } },
+                    "scope" => scope_kind,
                 )
                 .increment(1);
                 let wait = level.wait.max(Duration::from_millis(1));
@@ -357,11 +371,20 @@ impl Quotas {
             used[usage::index(*kind)] = units(*kind, usage) as u64;
         }
         self.usage.add(tenant, used);
-        for (quota, key) in &admitted.buckets {
-            let n = units(quota.kind, usage);
-            if n > 0.0 {
-                self.spend(key, bucket(quota), Spend::Charge(n)).await;
-            }
+        let batch: Vec<(String, Bucket, Spend)> = admitted
+            .buckets
+            .iter()
+            .map(|(quota, key)| {
+                (
+                    key.clone(),
+                    bucket(quota),
+                    Spend::Charge(units(quota.kind, usage)),
+                )
+            })
+            .filter(|(_, _, spend)| !matches!(spend, Spend::Charge(n) if *n <= 0.0))
+            .collect();
+        if !batch.is_empty() {
+            self.spend(&batch).await;
         }
     }
 }
