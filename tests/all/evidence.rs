@@ -44,9 +44,19 @@ fn learn_suggest_accept_then_the_calls_pass_and_unused_grants_are_listed() {
         text(&out)
     );
 
+    // The publisher asks for a variable: named, since it cannot be learnt.
+    std::fs::write(
+        plugins.join("notes.policy.requested.toml"),
+        "version = 1\n[environment]\npass = [\"NOTES_LOCALE\"]\n",
+    )
+    .expect("requested");
     let out = with(&["policy", "suggest", "notes", "--write"]);
     assert!(out.status.success(), "{}", text(&out));
     let shown = text(&out);
+    assert!(
+        shown.contains("note: environment variable NOTES_LOCALE is requested by the publisher"),
+        "{shown}"
+    );
     assert!(shown.contains("+ [[filesystem]]  # notes_"), "{shown}");
     assert!(shown.contains("+ guest = \"/notes\""), "{shown}");
     assert!(shown.contains("+ access = \"read-write\""), "{shown}");
@@ -82,4 +92,25 @@ fn learn_suggest_accept_then_the_calls_pass_and_unused_grants_are_listed() {
     let out = with(&["policy", "unused", "notes", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report[0]["grants"][0]["section"], "http.allow", "{report}");
+
+    // A standing approval of a tool no call used is an exemption nobody
+    // needs; one of a tool that ran is not listed.
+    let approvals = plugins.join("approvals.json");
+    std::fs::write(
+        &approvals,
+        serde_json::json!({"version": 1, "approvals": [
+            {"tool": "notes_delete", "plugin": "notes", "sha256": "ab", "granted_at": "2026-11-01T00:00:00Z"},
+            {"tool": "notes_write", "plugin": "notes", "sha256": "ab", "granted_at": "2026-11-01T00:00:00Z"},
+        ]})
+        .to_string(),
+    )
+    .expect("approvals");
+    let file = approvals.to_str().expect("utf-8");
+    let out = with(&["policy", "unused", "notes", "--standing-approvals", file]);
+    let shown = text(&out);
+    assert!(
+        shown.contains("- [standing approvals] notes_delete (granted 2026-11-01T00:00:00Z)"),
+        "{shown}"
+    );
+    assert!(!shown.contains("notes_write (granted"), "{shown}");
 }

@@ -101,8 +101,29 @@ impl SuggestCmd {
             Some("hosts") => corral::Generalise::Hosts,
             _ => corral::Generalise::Nothing,
         };
-        let suggestion = corral::suggest_policy(&self.name, &current, &evidence, how)
+        let mut suggestion = corral::suggest_policy(&self.name, &current, &evidence, how)
             .map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;
+        // Environment variables cannot be learnt: name those the publisher
+        // requests (a pull's NAME.policy.requested.toml) and the policy lacks.
+        let wasm = global.plugin_dir().join(format!("{}.wasm", self.name));
+        let requested = corral::requested_policy_path(&wasm);
+        if let Ok(text) = std::fs::read_to_string(&requested)
+            && let Ok(asked) = corral::Policy::parse(&text, &path)
+        {
+            let current_env: Vec<String> = corral::Policy::parse(&current, &path)
+                .map(|p| p.environment.iter().map(|e| e.name().to_owned()).collect())
+                .unwrap_or_default();
+            for env in &asked.environment {
+                if !current_env.iter().any(|n| n == env.name()) {
+                    suggestion.notes.push(format!(
+                        "environment variable {} is requested by the publisher ({}); its use \
+                         cannot be learnt: add it under [environment] if the tool needs it",
+                        env.name(),
+                        requested.display()
+                    ));
+                }
+            }
+        }
         let written = if self.write && suggestion.changes > 0 {
             let target = suggested_path(&path);
             corral_files::write_whole(
@@ -247,6 +268,11 @@ pub struct UnusedCmd {
     /// [{"section", "line", "verdict"}]}]
     #[arg(long)]
     json: bool,
+    /// Also list the standing approvals in this file (`serve
+    /// --standing-approvals`) of tools no call used: exemptions from the
+    /// approval gate nobody needs
+    #[arg(long, value_name = "FILE")]
+    standing_approvals: Option<PathBuf>,
 }
 
 impl UnusedCmd {
@@ -273,6 +299,10 @@ impl UnusedCmd {
             .checked_sub(window)
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_secs());
+        let approvals = match &self.standing_approvals {
+            Some(path) => corral::StandingApprovals::file_read_only(path)?.listed(),
+            None => Vec::new(),
+        };
         let mut reports = Vec::new();
         for name in &names {
             let (path, text) = policy_of(global, name)?;
@@ -282,12 +312,25 @@ impl UnusedCmd {
                 corral::Policy::parse(&text, &path)?
             };
             let evidence = corral::read_evidence(&dir, name)?;
-            reports.push(corral::unused_grants(
-                name,
-                &policy,
-                evidence.as_ref(),
-                since,
-            ));
+            let mut report = corral::unused_grants(name, &policy, evidence.as_ref(), since);
+            for (tool, plugin, _sha256, granted_at) in &approvals {
+                if plugin != name {
+                    continue;
+                }
+                let used = evidence.as_ref().is_some_and(|e| {
+                    e.tools.iter().any(|(t, seen)| {
+                        (t == tool || policy.shown_name(t) == *tool) && seen.calls.last >= since
+                    })
+                });
+                if !used {
+                    report.grants.push(corral::UnusedGrant {
+                        section: "standing approvals",
+                        line: format!("{tool} (granted {granted_at})"),
+                        verdict: corral::UnusedVerdict::Unused,
+                    });
+                }
+            }
+            reports.push(report);
         }
         let any = reports.iter().any(|r| {
             r.grants

@@ -177,6 +177,35 @@ impl StandingApprovals {
         state.file.contains_key(&key) || state.local.contains_key(&key)
     }
 
+    /// Every standing approval, as `(tool, plugin, sha256, granted_at)`
+    /// (the file's, read again if it changed, and this process's), for
+    /// `corral policy unused`: an approval of a tool no call used is an
+    /// exemption nobody needs.
+    pub fn listed(&self) -> Vec<(String, String, String, String)> {
+        let Ok(mut state) = self.state.lock() else {
+            return Vec::new();
+        };
+        if let Some(path) = &self.path
+            && stamp(path) != state.stamp
+            && let Ok((file, stamp)) = read(path)
+        {
+            (state.file, state.stamp) = (file, stamp);
+        }
+        state
+            .file
+            .values()
+            .chain(state.local.values())
+            .map(|e| {
+                (
+                    e.tool.clone(),
+                    e.plugin.clone(),
+                    e.sha256.clone(),
+                    e.granted_at.clone(),
+                )
+            })
+            .collect()
+    }
+
     /// Records a standing approval of `tool` as built in the plugin
     /// component whose sha256 is `sha256` (`plugin` is its name, for people
     /// reading the file), and saves it when file-backed. The gate calls it
