@@ -14,8 +14,9 @@
 //!   authenticates a tenant. With either set, every request to `/mcp` and
 //!   `/metrics` without a listed `Authorization: Bearer <token>` gets `401`.
 //!   A tenant's token puts the tenant on the request (`authenticated` reads it):
-//!   its quotas, tasks and resources are that tenant's. The probes answer
-//!   without a token: they say only counts.
+//!   its quotas, tasks and resources are that tenant's. `/metrics` takes only
+//!   the operator's token (it names tenants): `403` to a tenant's. The
+//!   probes answer without a token: they say only counts.
 //!
 //! Shutdown is a drain ([`crate::ops`]): when `shutdown` resolves the
 //! replica turns unready, then refuses new requests with `503`, lets the
@@ -85,6 +86,15 @@ async fn require_token(
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             "a bearer token is required (Authorization: Bearer <token>)\n",
+        )
+            .into_response();
+    }
+    // A tenant's token reaches its own MCP calls, not the replica's
+    // metrics, which name other tenants (`corral_tenant_used`).
+    if !shared && request.uri().path() == "/metrics" {
+        return (
+            StatusCode::FORBIDDEN,
+            "/metrics takes the operator's token (--token-file), not a tenant's\n",
         )
             .into_response();
     }

@@ -1,7 +1,8 @@
 //! Tenant quotas over MCP (streamable HTTP, 2026-07-28 requests): a bearer
 //! token of `--tokens` is its tenant, whatever context key the client
 //! sends; a refusal is an `isError` result with `quota_exceeded` and when
-//! to come back in `_meta`; a token that is not listed gets `401`; `/readyz`
+//! to come back in `_meta`; a token that is not listed gets `401`;
+//! `/metrics` (which names tenants) takes the operator's token only; `/readyz`
 //! says where quota buckets are kept. Across replicas and with Redis down:
 //! tests/replicas/quotas_phase.py.
 
@@ -46,11 +47,15 @@ fn a_tokens_tenant_has_its_own_quota_whatever_it_asserts() {
     .expect("tokens");
     let quotas = dir.path().join("quotas.toml");
     std::fs::write(&quotas, "version = 1\n").expect("quotas");
+    let operator = dir.path().join("operator.token");
+    std::fs::write(&operator, "t-operator").expect("operator token");
     let server = HttpServer::start(
         dir.path(),
         &[
             "--tokens",
             &tokens.display().to_string(),
+            "--token-file",
+            &operator.display().to_string(),
             "--quotas",
             &quotas.display().to_string(),
         ],
@@ -90,9 +95,16 @@ fn a_tokens_tenant_has_its_own_quota_whatever_it_asserts() {
     // A token that is not listed is refused before any call.
     assert_eq!(echo(&server, "t-nobody", "acme").0, 401);
 
-    // The top tenants by use, by name; never a label per asserted key.
-    let (status, metrics) =
-        server.send("GET", "/metrics", &[("Authorization", "Bearer t-acme")], "");
+    // The top tenants by use, by name; never a label per asserted key. Only
+    // the operator's token reads them: they name other tenants.
+    let (status, _) = server.send("GET", "/metrics", &[("Authorization", "Bearer t-acme")], "");
+    assert_eq!(status, 403);
+    let (status, metrics) = server.send(
+        "GET",
+        "/metrics",
+        &[("Authorization", "Bearer t-operator")],
+        "",
+    );
     assert_eq!(status, 200);
     assert!(
         metrics.contains("corral_tenant_used{tenant=\"acme\",kind=\"calls\"} 2\n"),
