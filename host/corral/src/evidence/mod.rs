@@ -55,6 +55,18 @@ pub const MAX_ENTRIES: usize = 256;
 /// Argument digests kept per entry: 3.
 pub const MAX_EXAMPLES: usize = 3;
 
+/// Whether the guest path `path` is `dir` or under it, component-wise
+/// (`/notes/a` is under `/notes`, `/notesx` is not); one rule for the
+/// suggestion and the unused-grants report.
+pub(crate) fn inside(path: &str, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    dir.is_empty()
+        || path == dir
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// Now, in Unix seconds.
 pub(crate) fn now() -> u64 {
     SystemTime::now()

@@ -34,7 +34,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::PluginEvidence;
+use super::{PluginEvidence, inside};
 
 /// Limits are suggested at the observed peak times this: 2.
 pub const HEADROOM: u64 = 2;
@@ -89,13 +89,6 @@ pub(crate) fn directory_of(path: &str, op: &str) -> Option<String> {
         trimmed[..trimmed.rfind('/')?].to_string()
     };
     (!dir.is_empty() && dir != "/").then_some(dir)
-}
-
-fn inside(path: &str, dir: &str) -> bool {
-    path == dir
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The fewest directories holding every `(path, op)`: each one's

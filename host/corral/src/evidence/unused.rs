@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::PluginEvidence;
+use super::{PluginEvidence, inside};
 use crate::config::policy::Policy;
 
 /// Whether a grant was used.
@@ -48,14 +48,6 @@ pub struct Unused {
     pub calls: u64,
     /// The grants, in policy order.
     pub grants: Vec<UnusedGrant>,
-}
-
-fn inside(path: &str, dir: &str) -> bool {
-    let dir = dir.trim_end_matches('/');
-    path == dir
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// `(scheme, host, port)` of an origin `scheme://host:port`.
