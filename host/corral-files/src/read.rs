@@ -14,6 +14,7 @@
 //! | [`Kind::Pipelines`] | `pipelines.json` | 4 MiB |
 //! | [`Kind::Lock`] | `corral.lock` | 4 MiB |
 //! | [`Kind::Secrets`] | the secret store's file | 1 MiB |
+//! | [`Kind::Recording`] | a recording of a run, `*.rec` | 64 MiB |
 //! | [`Kind::StandingApprovals`] | the standing-approvals file | 16 MiB |
 //! | [`Kind::SignatureEvidence`] | `NAME.wasm.sig`, `.sigstore.json`, `.cosign.json` | 1 MiB |
 //! | [`Kind::Key`] | a public key, a trusted root | 1 MiB |
@@ -86,6 +87,8 @@ pub enum Kind {
     Key,
     /// The WIT beside an any-component plugin, for its docs.
     Wit,
+    /// A recording of a run (`corral replay`).
+    Recording,
     /// A component, with the host's cap in bytes.
     Plugin {
         /// The cap, in bytes (the host's `max_plugin_bytes`).
@@ -102,6 +105,7 @@ impl Kind {
             Self::Pipelines | Self::Lock | Self::Wit | Self::Evidence => 4 * MIB,
             Self::StandingApprovals => 16 * MIB,
             Self::SignatureEvidence | Self::Key => MIB,
+            Self::Recording => 64 * MIB,
             Self::Plugin { max_bytes } => max_bytes,
         }
     }
@@ -122,6 +126,7 @@ impl Kind {
             Self::SignatureEvidence => "signature evidence",
             Self::Key => "a key or trusted root",
             Self::Wit => "a WIT file",
+            Self::Recording => "a recording",
             Self::Plugin { .. } => "a component",
         }
     }

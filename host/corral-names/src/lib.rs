@@ -18,8 +18,10 @@
 //! It also holds the rules for untrusted text ([`text`]): which characters
 //! guest-supplied text may carry, and how it is escaped for a terminal. They
 //! live here, with no dependencies, so that every host crate (the sandbox,
-//! the signature checks, the library) shares one copy.
+//! the signature checks, the library) shares one copy, with the line diff
+//! ([`diff`]) that shows how one text became another.
 
+pub mod diff;
 pub mod ident;
 pub mod text;
 

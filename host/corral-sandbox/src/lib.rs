@@ -30,6 +30,7 @@ mod review;
 mod sandbox;
 mod script;
 mod spec;
+pub mod tape;
 mod trace;
 
 pub use attempts::{

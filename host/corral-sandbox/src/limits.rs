@@ -30,7 +30,7 @@ use std::time::Duration;
 ///
 /// Serializes as an object of its knobs under their field names
 /// (`{"fuel", "timeout_ms", "memory_bytes", ...}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct Limits {
     /// Fuel budget of one call. Exhausting it is [`CallError::OutOfFuel`](crate::CallError::OutOfFuel).

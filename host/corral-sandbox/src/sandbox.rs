@@ -88,7 +88,12 @@ pub fn linker(engine: &Engine) -> wasmtime::Result<Linker<SandboxState>> {
 
 /// The WASI context of a call: everything denied but what `grants` adds,
 /// stdio captured.
-fn wasi_ctx(grants: &Grants, stdout: &Capture, stderr: &Capture) -> std::io::Result<WasiCtx> {
+fn wasi_ctx(
+    grants: &Grants,
+    stdout: &Capture,
+    stderr: &Capture,
+    tape: Option<&crate::tape::Tape>,
+) -> std::io::Result<WasiCtx> {
     // `WasiCtxBuilder::new()` already has no env, args or preopens, a closed
     // stdin and every socket address denied; the explicit calls below make the
     // network denial independent of that default. No grant turns sockets on.
@@ -100,6 +105,9 @@ fn wasi_ctx(grants: &Grants, stdout: &Capture, stderr: &Capture) -> std::io::Res
         .allow_udp(false)
         .allow_ip_name_lookup(false);
     grants.apply(&mut builder)?;
+    if let Some(tape) = tape {
+        crate::tape::sources::install(&mut builder, tape);
+    }
     Ok(builder.build())
 }
 
@@ -139,6 +147,8 @@ pub struct SandboxState {
     leaks: crate::redact::Leaks,
     /// The guest's filesystem operations, by path.
     files_seen: files_seen::FilesSeen,
+    /// The run's recording or replay, if any.
+    tape: Option<crate::tape::Tape>,
 }
 
 impl WasiHttpView for SandboxState {
@@ -248,6 +258,10 @@ pub struct RunSetup<'a> {
     /// The call's leak scan: log, progress and approval text and outbound
     /// HTTP (both ways) are scanned for the plugin's secrets.
     pub leaks: crate::redact::Leaks,
+    /// Records what the guest receives, or answers it from a recording
+    /// ([`tape`](crate::tape)); `None` for a plain run. A replaying tape
+    /// keeps the run off the network: every request is answered from it.
+    pub tape: Option<crate::tape::Tape>,
 }
 
 /// Instantiates a fresh instance under every limit, runs `op`, and tears the
@@ -258,7 +272,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
     let stderr = Capture::new(limits.stdio_bytes);
     let budget = Arc::new(Budget::new(limits.timeout()));
     let meter = Arc::new(http::Meter::default());
-    let wasi = match wasi_ctx(setup.grants, &stdout, &stderr) {
+    let wasi = match wasi_ctx(setup.grants, &stdout, &stderr, setup.tape.as_ref()) {
         Ok(wasi) => wasi,
         Err(err) => {
             return (Err(Failure::Setup(err.to_string())), RunReport::default());
@@ -276,6 +290,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
             tool: setup.tool.clone(),
             leaks: setup.leaks.clone(),
             meter: meter.clone(),
+            tape: setup.tape.clone(),
         },
         table: {
             let mut table = ResourceTable::new();
@@ -306,6 +321,7 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
         log_dropped: 0,
         leaks: setup.leaks,
         files_seen: files_seen::FilesSeen::new(setup.grants),
+        tape: setup.tape,
     };
     let mut store = Store::new(setup.engine.wasmtime(), state);
     store.limiter(|state| &mut state.limiter);

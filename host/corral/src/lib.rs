@@ -40,6 +40,7 @@ mod loader;
 mod model;
 #[cfg(test)]
 mod proptests;
+pub mod replay;
 
 pub use call::approval::console::{ConsoleClient, ConsoleReviewer};
 pub use call::approval::rules::{RULES_VERSION, RulesError, RulesReviewer};
@@ -82,8 +83,8 @@ pub use config::context::ContextPolicy;
 pub use config::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedPlugin};
 pub use config::policy::{
     Credential, DirGrant, EnvGrant, HostPattern, MAX_SAMPLING_CALLS, MAX_SAMPLING_TOKENS,
-    MetadataOverride, POLICY_VERSION, Policy, PolicyError, SLOW_DEADLINE, TaskMode, TaskPolicy,
-    ValuePart, policy_path, policy_path_in, requested_policy_path,
+    MetadataOverride, POLICY_VERSION, Policy, PolicyError, RecordPolicy, SLOW_DEADLINE, TaskMode,
+    TaskPolicy, ValuePart, policy_path, policy_path_in, requested_policy_path,
 };
 pub use config::quota::{
     DEFAULT_MAX_TENANTS, MAX_WINDOW, MIN_WINDOW, Quota, QuotaFileError, QuotaKind, QuotaRules,
@@ -94,6 +95,7 @@ pub use config::resilience::{
     ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
 };
 pub use config::secrets::{SecretError, SecretStore};
+pub use corral_sandbox::tape;
 pub use corral_sandbox::{
     Annotations, EmbeddedResource, MAX_PARTS, Media, OutputPart, PartContent, ResourceContents,
     ResourceLink, Role,

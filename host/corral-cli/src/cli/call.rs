@@ -45,6 +45,11 @@ pub struct CallCmd {
     /// terminal. Without it the tool is told no one can answer
     #[arg(long, value_name = "WHO", value_parser = ["console"])]
     elicit: Option<String>,
+    /// Record the call into this directory (mode 0700; each file 0600):
+    /// `corral replay FILE` runs it again offline. Prints the file on
+    /// stderr
+    #[arg(long, value_name = "DIR")]
+    record: Option<std::path::PathBuf>,
 }
 
 impl CallCmd {
@@ -66,14 +71,34 @@ impl CallCmd {
     /// Runs the subcommand.
     pub async fn run(self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         let arguments = self.read_arguments()?;
+        let record = self.record.clone();
         let host = global
-            .host_with(|b| self.gates.configure(b, &global.replica_id()))
+            .host_with(|b| {
+                let b = self.gates.configure(b, &global.replica_id())?;
+                Ok(match record {
+                    Some(dir) => b.recordings(corral::replay::RecordingsConfig::new(dir)),
+                    None => b,
+                })
+            })
             .await?;
         let mut options = CallOptions::default().with_context(self.gates.call_context());
         if self.elicit.is_some() {
             options = options.with_client(std::sync::Arc::new(corral::ConsoleClient::new()));
         }
+        let request = self
+            .record
+            .is_some()
+            .then(corral::replay::RecordRequest::new);
+        options.record = request.clone();
         let result = host.call(&self.tool, &arguments, &options).await;
+        if let Some(request) = request {
+            for path in request.written() {
+                eprintln!("recorded: {}", path.display());
+            }
+            for why in request.failed() {
+                eprintln!("warning: {why}");
+            }
+        }
         if let Some(err) = result
             .as_ref()
             .err()

@@ -32,9 +32,11 @@ mod gates;
 mod inspect;
 mod list;
 mod new;
+mod output;
 mod parts;
 mod plan;
 mod policy;
+mod replay;
 mod report;
 mod secret;
 mod serve;
@@ -48,6 +50,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{ArgAction, Args, Parser, Subcommand};
 use corral::{ComponentCache, Host, HostBuilder, HostError, Limits, PoolConfig};
+use output::is_broken_pipe;
+pub use output::{flag_hint, for_stdout, print_json};
 
 /// Exit code when the tool failed.
 pub const EXIT_TOOL_FAILED: u8 = 1;
@@ -99,6 +103,11 @@ pub struct GlobalArgs {
     /// $XDG_STATE_HOME/corral/evidence or ~/.local/state/corral/evidence]
     #[arg(long, global = true, value_name = "DIR", env = "CORRAL_EVIDENCE_DIR")]
     pub evidence_dir: Option<PathBuf>,
+    /// Where recorded calls are written (`call --record`, a policy's
+    /// `[record]`) [default: $XDG_STATE_HOME/corral/recordings or
+    /// ~/.local/state/corral/recordings]
+    #[arg(long, global = true, value_name = "DIR", env = "CORRAL_RECORDINGS_DIR")]
+    pub recordings_dir: Option<PathBuf>,
     /// The secret store `[[http.credentials]]` take secrets from: a file,
     /// or `keyring` (`keyring:NAME`) for the OS keyring (the kernel keyring
     /// on Linux; a file named so is `./keyring`) [default:
@@ -306,6 +315,9 @@ impl GlobalArgs {
         if let Some(dir) = evidence::dir_of(self) {
             builder = builder.evidence_dir(dir);
         }
+        if let Some(dir) = replay::dir_of(self) {
+            builder = builder.recordings(corral::replay::RecordingsConfig::new(dir));
+        }
         let host = configure(builder)?.build().await.map_err(|err| match err {
             HostError::PluginDir { .. } => anyhow::Error::new(err).context(format!(
                 "no plugins at {} (build the sample tools with scripts/build-guests.sh, \
@@ -326,6 +338,8 @@ enum Command {
     Describe(describe::DescribeCmd),
     /// Call a tool inside the sandbox
     Call(call::CallCmd),
+    /// Run recorded calls again offline, or a new build against them
+    Replay(replay::ReplayCmd),
     /// Run a plan of tool calls in parallel waves (`execute_tool_plan`)
     Plan(plan::PlanCmd),
     /// Run a JavaScript script that calls tools (`execute_code`)
@@ -411,6 +425,7 @@ pub fn main() -> ExitCode {
             Command::Describe(cmd) => cmd.run(&cli.global).await,
             Command::Call(cmd) => cmd.run(&cli.global).await,
             Command::Plan(cmd) => cmd.run(&cli.global).await,
+            Command::Replay(cmd) => cmd.run(&cli.global).await,
             Command::Code(cmd) => cmd.run(&cli.global).await,
             Command::Policy(cmd) => cmd.run(&cli.global).await,
             Command::Serve(cmd) => cmd.run(&cli.global).await,
@@ -440,25 +455,6 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Whether `err` comes from writing to a closed pipe.
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
-/// Guest text for stdout: escaped when stdout is a terminal (so no guest
-/// can drive it), as it is when piped (it is data then).
-pub fn for_stdout(text: &str) -> std::borrow::Cow<'_, str> {
-    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        corral::untrusted_text::escape(text)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
-
 /// The plugin directory that holds the bundled sample tools, as built by
 /// `scripts/build-guests.sh`: `<repository>/plugins` (a path fixed when the
 /// binary is built, for running from a checkout).
@@ -469,27 +465,4 @@ pub fn bundled_plugin_dir() -> PathBuf {
         .nth(2)
         .unwrap_or(crate_dir)
         .join("plugins")
-}
-
-/// The command-line flag that changes what a failed call ran into, as a
-/// suffix for the library's message (which names no flags, since models read
-/// it too): ` (--fuel)` for fuel, and so on; empty when no flag helps.
-pub fn flag_hint(err: &corral::CallError) -> &'static str {
-    use corral::CallError;
-    match err {
-        CallError::OutOfFuel { .. } => " (--fuel)",
-        CallError::Timeout { .. } => " (--timeout-ms)",
-        CallError::MemoryLimit { .. } => " (--memory-mib)",
-        CallError::OutputTooLarge { .. } => " (--output-kib)",
-        CallError::UnknownTool { .. } => " (`corral list` shows them)",
-        _ => "",
-    }
-}
-
-/// Prints `value` as pretty JSON on stdout, with terminal-driving characters
-/// (DEL, C1 and bidi controls, which serde_json leaves raw) as JSON escapes.
-pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
-    outln!("{}", corral::untrusted_text::escape_json(&text))?;
-    Ok(())
 }

@@ -34,6 +34,7 @@
 //! streams, `set-size`) add nothing: the open recorded them.
 
 mod observed;
+mod taped;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -93,6 +94,9 @@ pub(crate) struct FilesSeen {
     descriptors: HashMap<u32, Target>,
     /// Only `files` and `dropped` are used.
     attempts: Attempts,
+    /// The guest path of each directory listing, by resource rep, while a
+    /// tape records or replays them; at most [`MAX_DESCRIPTORS`].
+    listings: HashMap<u32, String>,
 }
 
 impl FilesSeen {
@@ -132,6 +136,12 @@ impl FilesSeen {
         match self.preopens.get(index) {
             Some(p) if p.guest == name => Some(index),
             _ => self.preopens.iter().position(|p| p.guest == name),
+        }
+    }
+
+    fn listing(&mut self, rep: u32, path: String) {
+        if self.listings.len() < MAX_DESCRIPTORS {
+            self.listings.insert(rep, path);
         }
     }
 

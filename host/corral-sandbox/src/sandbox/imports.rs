@@ -15,6 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::error::CallError;
+use crate::tape::{Decision as TapedDecision, Event};
 
 use super::SandboxState;
 
@@ -80,6 +81,18 @@ pub enum Level {
     Error,
 }
 
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Trace => "trace",
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Warn => "warn",
+            Self::Error => "error",
+        }
+    }
+}
+
 /// What the guest's `request-approval` returns, whatever contract version
 /// asked.
 pub enum Decision {
@@ -95,6 +108,10 @@ impl SandboxState {
             return;
         }
         let message = truncate(self.leaks.string("log", message));
+        self.tape_output(Event::Log {
+            level: level.as_str().to_owned(),
+            message: message.clone(),
+        });
         let message = corral_names::text::escape(&message);
         let (plugin, tool) = (&*self.plugin, &*self.tool);
         match level {
@@ -110,6 +127,9 @@ impl SandboxState {
     pub fn guest_progress(&mut self, message: String) {
         let message = truncate(self.leaks.string("progress", message));
         if self.may_log() {
+            self.tape_output(Event::Progress {
+                message: message.clone(),
+            });
             tracing::info!(
                 plugin = &*self.plugin,
                 tool = &*self.tool,
@@ -127,20 +147,16 @@ impl SandboxState {
     /// classification of the call.
     pub async fn guest_request_approval(&mut self, description: String) -> Decision {
         let description = truncate(self.leaks.string("approval", description));
-        let decision = match self.approval.clone() {
-            None => HookDecision::Failed(CallError::Configuration {
-                tool: self.tool.to_string(),
-                message: "it asked for approval where no review is possible (during \
-                          `describe`); ask only inside `call`"
-                    .into(),
-            }),
-            Some(hook) => {
-                self.budget.pause();
-                let decision = hook.review(description).await;
-                self.budget.resume();
-                decision
-            }
+        let decision = match self.taped_decision(&description) {
+            Some(decision) => decision,
+            None => self.decide(&description).await,
         };
+        if let Some(tape) = self.tape.as_ref().filter(|t| !t.is_replay()) {
+            tape.push(Event::Approval {
+                description,
+                decision: taped(&decision),
+            });
+        }
         match decision {
             HookDecision::Continue => Decision::Continue,
             HookDecision::Edit(revised) => Decision::Edit(revised),
@@ -154,6 +170,80 @@ impl SandboxState {
                 Decision::ExitEarly(reason)
             }
         }
+    }
+
+    /// A log or progress line: recorded, or kept for a replay's comparison.
+    fn tape_output(&self, event: Event) {
+        match &self.tape {
+            Some(tape) if tape.is_replay() => tape.produced(event),
+            Some(tape) => {
+                tape.push(event);
+            }
+            None => {}
+        }
+    }
+
+    /// A replay's recorded decision for `description`: `Some` whenever the
+    /// run replays (a departure gets `exit-early`).
+    fn taped_decision(&self, description: &str) -> Option<HookDecision> {
+        let tape = self.tape.as_ref().filter(|t| t.is_replay())?;
+        let got = Event::Approval {
+            description: description.to_owned(),
+            decision: TapedDecision::Continue,
+        };
+        let answer = tape.answer(
+            &got,
+            |event| matches!(event, Event::Approval { description: d, .. } if d == description),
+        );
+        Some(match answer {
+            Some(Event::Approval { decision, .. }) => match decision {
+                TapedDecision::Continue => HookDecision::Continue,
+                TapedDecision::Edit { arguments } => HookDecision::Edit(arguments),
+                TapedDecision::Reject { reason } => HookDecision::Reject(reason),
+                TapedDecision::Failed { message } => {
+                    HookDecision::Failed(CallError::Configuration {
+                        tool: self.tool.to_string(),
+                        message,
+                    })
+                }
+            },
+            _ => HookDecision::Reject("the replay departed from its recording here".into()),
+        })
+    }
+
+    /// Asks the call's hook, with the wall-clock budget paused.
+    async fn decide(&mut self, description: &str) -> HookDecision {
+        let description = description.to_owned();
+        match self.approval.clone() {
+            None => HookDecision::Failed(CallError::Configuration {
+                tool: self.tool.to_string(),
+                message: "it asked for approval where no review is possible (during \
+                          `describe`); ask only inside `call`"
+                    .into(),
+            }),
+            Some(hook) => {
+                self.budget.pause();
+                let decision = hook.review(description).await;
+                self.budget.resume();
+                decision
+            }
+        }
+    }
+}
+
+/// A decision as a tape keeps it.
+fn taped(decision: &HookDecision) -> TapedDecision {
+    match decision {
+        HookDecision::Continue => TapedDecision::Continue,
+        HookDecision::Edit(arguments) => TapedDecision::Edit {
+            arguments: arguments.clone(),
+        },
+        HookDecision::Reject(reason) => TapedDecision::Reject {
+            reason: reason.clone(),
+        },
+        HookDecision::Failed(err) => TapedDecision::Failed {
+            message: err.to_string(),
+        },
     }
 }
 

@@ -115,6 +115,12 @@ pub struct CallOptions {
     /// `sample`, `roots`) that its policy grants; `None` (the default)
     /// answers each `unsupported`.
     pub client: Option<std::sync::Arc<dyn client::ClientRequests>>,
+    /// Records every sandboxed run of this call (each step of a plan,
+    /// pipeline or script too) into the host's recordings directory
+    /// ([`HostBuilder::recordings`](crate::HostBuilder::recordings)); the
+    /// request lists the files once the call returns. `None` (the
+    /// default): only what the plugins' policies sample (`[record]`).
+    pub record: Option<std::sync::Arc<crate::replay::RecordRequest>>,
     /// The script this call comes from (code mode sets it on the calls a
     /// script makes, so that a reviewer sees it); `None` otherwise.
     pub(crate) script: Option<corral_sandbox::ScriptOrigin>,

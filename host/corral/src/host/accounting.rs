@@ -53,6 +53,17 @@ impl HostBuilder {
         self
     }
 
+    /// Where recorded runs are written, and how many are kept
+    /// ([`RecordingsConfig`](crate::replay::RecordingsConfig)): calls with
+    /// a [`RecordRequest`](crate::replay::RecordRequest) and the calls a
+    /// plugin's policy samples (`[record]`). Default: none; a call asking
+    /// to be recorded then notes why it was not.
+    #[must_use]
+    pub fn recordings(mut self, config: crate::replay::RecordingsConfig) -> Self {
+        self.accounting.recordings = Some(config);
+        self
+    }
+
     /// Makes the learning runs permissive (allow and record), for a tool
     /// author's test run: each granted directory is replaced by a scratch
     /// copy (read-write; the real one is never opened), `/` is a scratch

@@ -383,7 +383,7 @@ impl HostBuilder {
     /// wasmtime rejects the configuration, [`HostError::PluginDir`] when the
     /// plugin directory cannot be listed.
     pub async fn build(mut self) -> Result<Host, HostError> {
-        let (quotas, evidence) = self.accounting.start()?;
+        let (quotas, evidence, recordings) = self.accounting.start()?;
         self.limits.validate(&self.pool)?;
         self.describe_limits.validate(&self.pool)?;
         let engine = Engine::new(self.pool).map_err(|e| HostError::Engine(format!("{e:#}")))?;
@@ -446,7 +446,7 @@ impl HostBuilder {
                 gate.clone(),
                 permits.clone(),
                 self.resolver.clone(),
-                evidence.clone(),
+                (evidence.clone(), recordings),
             ),
             gate.audit.clone(),
             quotas.clone(),

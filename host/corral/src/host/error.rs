@@ -34,4 +34,11 @@ pub enum HostError {
         "cannot make the learning runs' empty directory in the temporary directory: {0}; set TMPDIR to a writable directory"
     )]
     Learning(String),
+    /// The recordings directory
+    /// ([`HostBuilder::recordings`](crate::HostBuilder::recordings)) cannot
+    /// be created or listed.
+    #[error(
+        "cannot open the recordings directory {0}; choose a writable directory (`--recordings-dir`)"
+    )]
+    Recordings(String),
 }

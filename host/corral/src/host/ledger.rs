@@ -23,6 +23,7 @@ pub(crate) struct Accounting {
     pub(super) learning: BTreeSet<String>,
     pub(super) no_evidence: bool,
     pub(super) permissive: Option<Vec<corral_sandbox::HostPattern>>,
+    pub(super) recordings: Option<crate::replay::RecordingsConfig>,
 }
 
 impl Accounting {
@@ -33,9 +34,7 @@ impl Accounting {
     /// # Errors
     /// [`HostError::Learning`](crate::HostError) when the learning runs'
     /// empty directory cannot be made.
-    pub(super) fn start(
-        &mut self,
-    ) -> Result<(Arc<crate::call::quota::Quotas>, Arc<EvidenceBook>), crate::HostError> {
+    pub(super) fn start(&mut self) -> Result<Ledgers, crate::HostError> {
         let quotas = Arc::new(crate::call::quota::Quotas::new(
             std::mem::take(&mut self.quota_rules),
             self.shared_store.take(),
@@ -64,6 +63,24 @@ impl Accounting {
                 }
             });
         }
-        Ok((quotas, evidence))
+        let recordings = match self.recordings.take() {
+            None => None,
+            Some(config) => {
+                let dir = config.dir.clone();
+                let opened = crate::replay::Recordings::open(config).map_err(|err| {
+                    crate::HostError::Recordings(format!("{}: {err}", dir.display()))
+                })?;
+                Some(Arc::new(opened))
+            }
+        };
+        Ok((quotas, evidence, recordings))
     }
 }
+
+/// What [`Accounting::start`] gives the host and its dispatch: the quota
+/// state, the evidence book and the recordings directory.
+pub(crate) type Ledgers = (
+    Arc<crate::call::quota::Quotas>,
+    Arc<EvidenceBook>,
+    Option<Arc<crate::replay::Recordings>>,
+);

@@ -242,6 +242,12 @@ impl Host {
         })
     }
 
+    /// The engine and the pool's slots, for a run outside the call path
+    /// (a replay, `corral::replay`).
+    pub(crate) fn sandbox_parts(&self) -> (&Engine, &Arc<tokio::sync::Semaphore>) {
+        (&self.inner.engine, &self.inner.permits)
+    }
+
     /// The plugin directory, if the host has one.
     pub fn plugin_dir(&self) -> Option<&Path> {
         self.inner.plugin_dir.as_deref()

@@ -17,6 +17,7 @@ pub(super) async fn describe(
     plugin: &Plugin,
 ) -> Result<Vec<RawSpec>, LoadErrorReason> {
     let setup = RunSetup {
+        tape: None,
         engine,
         pre: &plugin.pre,
         limits: &plugin.describe_limits,

@@ -13,9 +13,10 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsError, FsResult};
 
-use super::{FilesSeen, Target};
+use super::{FilesSeen, Target, taped};
 use crate::attempts::FileOp;
 use crate::sandbox::SandboxState;
+use crate::tape::{Event, Tape};
 
 /// The host of the recording bindings, from the store data.
 pub(super) fn observed(state: &mut SandboxState) -> Observed<'_> {
@@ -25,6 +26,7 @@ pub(super) fn observed(state: &mut SandboxState) -> Observed<'_> {
             table: &mut state.table,
         },
         seen: &mut state.files_seen,
+        tape: state.tape.clone(),
     }
 }
 
@@ -39,6 +41,8 @@ impl HasData for Observe {
 pub(super) struct Observed<'a> {
     inner: WasiFilesystemCtxView<'a>,
     seen: &'a mut FilesSeen,
+    /// The run's recording or replay ([`taped`](super::taped)).
+    tape: Option<Tape>,
 }
 
 impl preopens::Host for Observed<'_> {
@@ -87,10 +91,68 @@ type Fd = Resource<types::Descriptor>;
 macro_rules! at {
     ($self:ident, $method:ident, $op:expr, $fd:ident, $path:ident $(, $arg:expr)*) => {{
         let target = $self.seen.target($fd.rep(), &$path);
+        $self.touch(target.as_ref(), $op);
         let result = HostDescriptor::$method(&mut $self.inner, $fd $(, $arg)*).await;
         $self.seen.record(target.as_ref(), $op, &result);
         result
     }};
+}
+
+impl Observed<'_> {
+    /// Recording: a path the guest changes is not captured later.
+    fn touch(&self, target: Option<&Target>, op: FileOp) {
+        if let (Some(tape), Some(target)) = (&self.tape, target)
+            && !matches!(op, FileOp::Read | FileOp::List)
+        {
+            tape.touch(&target.path);
+        }
+    }
+
+    /// A `stat` of `target`: recorded, or answered from the recording.
+    fn taped_stat(
+        &self,
+        target: Option<&Target>,
+        result: FsResult<types::DescriptorStat>,
+    ) -> FsResult<types::DescriptorStat> {
+        let (Some(tape), Some(target)) = (&self.tape, target) else {
+            return result;
+        };
+        if taped::error_name(&result).is_none() {
+            return result;
+        }
+        let taped = match &result {
+            Ok(stat) => Ok(taped::stat(stat)),
+            Err(_) => Err(error_or_trap(&result)),
+        };
+        let got = Event::Stat {
+            path: target.path.clone(),
+            result: taped,
+        };
+        if !tape.is_replay() {
+            tape.push(got);
+            return result;
+        }
+        let answer = tape.answer(&got, |event| {
+            matches!((event, &got), (Event::Stat { path, result: r }, Event::Stat { result: g, .. })
+                if *path == target.path && r.is_ok() == g.is_ok())
+        });
+        match (answer, result) {
+            (
+                Some(Event::Stat {
+                    result: Ok(stat), ..
+                }),
+                Ok(_),
+            ) => Ok(taped::descriptor_stat(&stat)),
+            (_, result) => result,
+        }
+    }
+}
+
+/// The error name of a failed result (a trap reads as `trap`).
+fn error_or_trap<T>(result: &FsResult<T>) -> String {
+    taped::error_name(result)
+        .flatten()
+        .unwrap_or_else(|| "trap".to_owned())
 }
 
 impl HostDescriptor for Observed<'_> {
@@ -149,7 +211,13 @@ impl HostDescriptor for Observed<'_> {
 
     async fn read_directory(&mut self, fd: Fd) -> FsResult<Resource<types::DirectoryEntryStream>> {
         let itself = ".";
-        at!(self, read_directory, FileOp::List, fd, itself)
+        let target = self.seen.target(fd.rep(), itself);
+        let result: FsResult<Resource<types::DirectoryEntryStream>> =
+            at!(self, read_directory, FileOp::List, fd, itself);
+        if let (Ok(stream), Some(target), Some(_)) = (&result, target, &self.tape) {
+            self.seen.listing(stream.rep(), target.path);
+        }
+        result
     }
 
     async fn sync(&mut self, fd: Fd) -> FsResult<()> {
@@ -161,7 +229,9 @@ impl HostDescriptor for Observed<'_> {
     }
 
     async fn stat(&mut self, fd: Fd) -> FsResult<types::DescriptorStat> {
-        HostDescriptor::stat(&mut self.inner, fd).await
+        let target = self.seen.target(fd.rep(), ".");
+        let result = HostDescriptor::stat(&mut self.inner, fd).await;
+        self.taped_stat(target.as_ref(), result)
     }
 
     async fn stat_at(
@@ -170,7 +240,10 @@ impl HostDescriptor for Observed<'_> {
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::DescriptorStat> {
-        at!(self, stat_at, FileOp::Read, fd, path, path_flags, path)
+        let target = self.seen.target(fd.rep(), &path);
+        let result: FsResult<types::DescriptorStat> =
+            at!(self, stat_at, FileOp::Read, fd, path, path_flags, path);
+        self.taped_stat(target.as_ref(), result)
     }
 
     async fn set_times_at(
@@ -203,6 +276,7 @@ impl HostDescriptor for Observed<'_> {
         new_path: String,
     ) -> FsResult<()> {
         let target = self.seen.target(new_descriptor.rep(), &new_path);
+        self.touch(target.as_ref(), FileOp::Create);
         let result = HostDescriptor::link_at(
             &mut self.inner,
             fd,
@@ -225,10 +299,32 @@ impl HostDescriptor for Observed<'_> {
         flags: types::DescriptorFlags,
     ) -> FsResult<Fd> {
         let target = self.seen.target(fd.rep(), &path);
+        let op = open_op(oflags, flags);
+        self.touch(target.as_ref(), op);
         let result =
             HostDescriptor::open_at(&mut self.inner, fd, path_flags, path, oflags, flags).await;
-        self.seen
-            .record(target.as_ref(), open_op(oflags, flags), &result);
+        self.seen.record(target.as_ref(), op, &result);
+        if let (Some(tape), Some(target)) = (self.tape.clone(), &target)
+            && taped::error_name(&result).is_some()
+        {
+            let got = Event::Open {
+                path: target.path.clone(),
+                op: op.as_str().to_owned(),
+                error: taped::error_name(&result).flatten(),
+            };
+            if tape.is_replay() {
+                tape.answer(&got, |event| *event == got);
+            } else {
+                tape.push(got);
+                if let Ok(opened) = &result
+                    && op == FileOp::Read
+                    && flags.contains(types::DescriptorFlags::READ)
+                    && tape.wants_capture(&target.path)
+                {
+                    taped::capture(&mut self.inner, &tape, opened.rep(), &target.path).await;
+                }
+            }
+        }
         if let (Ok(opened), Some(target)) = (&result, target) {
             self.seen.learn(opened.rep(), target);
         }
@@ -257,6 +353,8 @@ impl HostDescriptor for Observed<'_> {
     ) -> FsResult<()> {
         let from = self.seen.target(fd.rep(), &old_path);
         let to = self.seen.target(new_fd.rep(), &new_path);
+        self.touch(from.as_ref(), FileOp::Remove);
+        self.touch(to.as_ref(), FileOp::Create);
         let result =
             HostDescriptor::rename_at(&mut self.inner, fd, old_path, new_fd, new_path).await;
         self.seen.record(from.as_ref(), FileOp::Remove, &result);
@@ -331,10 +429,35 @@ impl HostDirectoryEntryStream for Observed<'_> {
         &mut self,
         stream: Resource<types::DirectoryEntryStream>,
     ) -> FsResult<Option<types::DirectoryEntry>> {
-        HostDirectoryEntryStream::read_directory_entry(&mut self.inner, stream).await
+        let path = self.seen.listings.get(&stream.rep()).cloned();
+        let result = HostDirectoryEntryStream::read_directory_entry(&mut self.inner, stream).await;
+        let (Some(tape), Some(path), Ok(entry)) = (&self.tape, path, &result) else {
+            return result;
+        };
+        let got = Event::Entry {
+            path: path.clone(),
+            name: entry.as_ref().map(|e| e.name.clone()),
+            kind: entry
+                .as_ref()
+                .map_or("", |e| taped::kind_name(e.type_))
+                .to_owned(),
+        };
+        if !tape.is_replay() {
+            tape.push(got);
+            return result;
+        }
+        // The recorded listing, in its recorded order.
+        match tape.answer(
+            &got,
+            |event| matches!(event, Event::Entry { path: p, .. } if *p == path),
+        ) {
+            Some(Event::Entry { name, kind, .. }) => Ok(name.map(|name| taped::entry(name, &kind))),
+            _ => result,
+        }
     }
 
     fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        self.seen.listings.remove(&stream.rep());
         HostDirectoryEntryStream::drop(&mut self.inner, stream)
     }
 }

@@ -27,6 +27,7 @@ mod connect;
 mod meter;
 mod resolve;
 mod scrub;
+mod taped;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -55,6 +56,8 @@ pub(crate) struct HttpGate {
     pub leaks: crate::redact::Leaks,
     /// The run's attempts and bytes ([`meter`]).
     pub meter: Arc<Meter>,
+    /// The run's recording or replay ([`taped`]).
+    pub tape: Option<crate::tape::Tape>,
 }
 
 type Pending = Box<
@@ -199,6 +202,27 @@ impl WasiHttpHooks for HttpGate {
         options: Option<RequestOptions>,
         fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Pending {
+        match self.tape.clone() {
+            None => self.send(request, options, fut),
+            Some(tape) if tape.is_replay() => taped::replay(&tape, &self.leaks, request),
+            Some(tape) => {
+                let exchange = taped::exchange(&self.leaks, &request);
+                let sent = self.send(request, options, fut);
+                taped::record(tape, exchange, sent)
+            }
+        }
+    }
+}
+
+impl HttpGate {
+    /// The gate itself: admission, resolution, address checks, the
+    /// credentials, and the connection.
+    fn send(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+    ) -> Pending {
         // Request-body errors are reported through the connection's future.
         drop(fut);
         let Some(dest) = self.admit(request.uri()) else {
@@ -237,6 +261,7 @@ impl WasiHttpHooks for HttpGate {
             tool: self.tool.clone(),
             leaks: self.leaks.clone(),
             meter: self.meter.clone(),
+            tape: None,
         };
         Box::new(async move {
             let uri = request.uri().clone();

@@ -252,6 +252,7 @@ async fn script(
     ));
     let tool: Arc<str> = Arc::from(name);
     let setup = RunSetup {
+        tape: None,
         engine: &code_env.engine,
         pre: &runner,
         limits: &limits,

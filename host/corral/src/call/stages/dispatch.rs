@@ -87,6 +87,8 @@ struct DispatchShared {
     resolver: Arc<dyn Resolver>,
     /// Where each run's attempts and peaks are recorded.
     evidence: Arc<crate::evidence::EvidenceBook>,
+    /// Where recorded runs are written, if anywhere.
+    recordings: Option<Arc<crate::replay::Recordings>>,
 }
 
 impl PluginDispatch {
@@ -97,7 +99,10 @@ impl PluginDispatch {
         gate: Arc<Gatekeeper>,
         permits: Arc<Semaphore>,
         resolver: Arc<dyn Resolver>,
-        evidence: Arc<crate::evidence::EvidenceBook>,
+        (evidence, recordings): (
+            Arc<crate::evidence::EvidenceBook>,
+            Option<Arc<crate::replay::Recordings>>,
+        ),
     ) -> Self {
         Self(Arc::new(DispatchShared {
             engine,
@@ -105,6 +110,7 @@ impl PluginDispatch {
             gate,
             resolver,
             evidence,
+            recordings,
         }))
     }
 }
@@ -175,19 +181,24 @@ impl DispatchShared {
                 tool: name.to_string(),
                 message: format!("learning run: {message}"),
             })?;
+        let grants = learning.as_ref().unwrap_or(plugin.grants());
+        let request = invocation.options.record.clone();
+        let tape = crate::replay::capture::wanted(request.is_some(), plugin.policy())
+            .then(|| crate::replay::capture::tape(self.recordings.as_deref()));
         let setup = RunSetup {
             engine: &self.engine,
             pre: plugin.pre(),
             limits: &invocation.limits,
             plugin: plugin.name_arc(),
-            tool: tool_name,
-            grants: learning.as_ref().unwrap_or(plugin.grants()),
+            tool: tool_name.clone(),
+            grants,
             approval: Some(hook),
             client,
             tools: None,
             resolver: self.resolver.clone(),
             progress: invocation.options.progress.clone(),
             leaks: leaks.clone(),
+            tape: tape.clone(),
         };
         let op = Op::Call {
             // The guest knows the tool by its own name, whatever the policy shows.
@@ -196,6 +207,24 @@ impl DispatchShared {
             context: &invocation.context,
         };
         let (result, report) = sandbox::run(setup, op).await;
+        if let Some(tape) = tape {
+            let given = crate::replay::capture::Given {
+                plugin,
+                tool: tool.guest_name(),
+                shown: &tool_name,
+                limits: &invocation.limits,
+                grants,
+                arguments: &invocation.arguments.text,
+                context: &invocation.context,
+            };
+            crate::replay::capture::keep(
+                self.recordings.clone(),
+                request,
+                plugin.policy(),
+                crate::replay::capture::recording(&given, tape.take_log(), &result, &report),
+            )
+            .await;
+        }
         invocation.spent.add(&report.usage);
         self.evidence.record(
             &plugin.name_arc(),

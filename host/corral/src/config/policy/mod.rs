@@ -79,6 +79,8 @@
 //! roots = true                   # roots: the client's workspace roots
 //! [quotas]                       # each tenant's, for its tools (config::quota)
 //! calls = { limit = 100, per = "1h", burst = 10 }
+//! [record]                       # which calls are recorded (corral::replay)
+//! rate = 0.05
 //! ```
 //!
 //! Tool names in `approval`, `presentation`, `one_shot`, `resilience` and
@@ -97,6 +99,7 @@ mod describe;
 mod grants;
 mod presentation;
 mod raw;
+mod record;
 mod sections;
 mod tasks;
 
@@ -114,6 +117,8 @@ pub use corral_sandbox::{DirGrant, EnvGrant, HostPattern};
 pub use credentials::{Credential, ValuePart};
 pub(crate) use grants::grants;
 use raw::RawPolicy;
+pub use record::RecordPolicy;
+pub use sections::MetadataOverride;
 pub use tasks::{SLOW_DEADLINE, TaskMode, TaskPolicy};
 
 /// The policy format version this host reads.
@@ -259,43 +264,8 @@ pub struct Policy {
     /// Each tenant's quotas for its tools (`[quotas]`; none by default).
     #[serde(skip_serializing_if = "crate::config::quota::QuotaSet::is_empty")]
     pub quotas: crate::config::quota::QuotaSet,
-}
-
-/// `[metadata.<tool>]` of a policy: each field set replaces the tool's own.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct MetadataOverride {
-    /// The tool's category.
-    pub category: Option<String>,
-    /// Its search keywords.
-    pub keywords: Option<Vec<String>>,
-    /// Calling twice with the same arguments does what calling once does.
-    pub idempotent: Option<bool>,
-    /// Several calls may run at once.
-    pub parallelizable: Option<bool>,
-    /// How long a call usually takes.
-    pub latency: Option<corral_sandbox::Latency>,
-}
-
-impl MetadataOverride {
-    /// Applies the fields set to `metadata`.
-    pub fn apply(&self, metadata: &mut corral_sandbox::ToolMetadata) {
-        if let Some(category) = &self.category {
-            metadata.category = category.clone();
-        }
-        if let Some(keywords) = &self.keywords {
-            metadata.keywords = keywords.clone();
-        }
-        if let Some(idempotent) = self.idempotent {
-            metadata.idempotent = idempotent;
-        }
-        if let Some(parallelizable) = self.parallelizable {
-            metadata.parallelizable = parallelizable;
-        }
-        if let Some(latency) = self.latency {
-            metadata.latency = latency;
-        }
-    }
+    /// Which calls are recorded (`[record]`; none by default).
+    pub record: Option<RecordPolicy>,
 }
 
 impl Policy {
@@ -326,6 +296,7 @@ impl Policy {
             client: corral_sandbox::ClientGrants::default(),
             sampling_required_by: BTreeSet::new(),
             quotas: Default::default(),
+            record: None,
             resilience: Default::default(),
         }
     }
@@ -441,6 +412,7 @@ impl Policy {
         policy.tasks = raw.tasks.unwrap_or_default();
         (policy.client, policy.sampling_required_by) = client::grants(raw.client, &at)?;
         sections::quotas(raw.quotas, &mut policy, &at)?;
+        policy.record = record::check(raw.record, &at)?;
         Ok(policy)
     }
 

@@ -28,6 +28,7 @@ pub(super) struct RawPolicy {
     pub(super) tasks: Option<super::TaskPolicy>,
     pub(super) client: Option<super::client::RawClient>,
     pub(super) quotas: Option<crate::config::quota::RawQuotaSet>,
+    pub(super) record: Option<super::record::RawRecord>,
 }
 
 /// `[integrity]`: who must have signed the plugin.

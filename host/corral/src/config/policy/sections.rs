@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::Path;
 
+use serde::Serialize;
 use toml::Spanned;
 
 use super::raw::{Access, RawContext, RawDescribe, RawDir, RawEnv, RawLimits, RawResilience};
@@ -286,7 +287,7 @@ pub(super) fn metadata(
             .transpose()?;
         policy.metadata.insert(
             tool,
-            super::MetadataOverride {
+            MetadataOverride {
                 category,
                 keywords,
                 idempotent: m.idempotent,
@@ -311,4 +312,41 @@ pub(super) fn quotas(
             .map_err(|(span, message)| at(span, format!("[quotas]: {message}")))?;
     }
     Ok(())
+}
+
+/// `[metadata.<tool>]` of a policy: each field set replaces the tool's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct MetadataOverride {
+    /// The tool's category.
+    pub category: Option<String>,
+    /// Its search keywords.
+    pub keywords: Option<Vec<String>>,
+    /// Calling twice with the same arguments does what calling once does.
+    pub idempotent: Option<bool>,
+    /// Several calls may run at once.
+    pub parallelizable: Option<bool>,
+    /// How long a call usually takes.
+    pub latency: Option<corral_sandbox::Latency>,
+}
+
+impl MetadataOverride {
+    /// Applies the fields set to `metadata`.
+    pub fn apply(&self, metadata: &mut corral_sandbox::ToolMetadata) {
+        if let Some(category) = &self.category {
+            metadata.category = category.clone();
+        }
+        if let Some(keywords) = &self.keywords {
+            metadata.keywords = keywords.clone();
+        }
+        if let Some(idempotent) = self.idempotent {
+            metadata.idempotent = idempotent;
+        }
+        if let Some(parallelizable) = self.parallelizable {
+            metadata.parallelizable = parallelizable;
+        }
+        if let Some(latency) = self.latency {
+            metadata.latency = latency;
+        }
+    }
 }

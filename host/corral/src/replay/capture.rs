@@ -1,0 +1,227 @@
+//! Recording in the call path: whether a run is recorded
+//! ([`RecordRequest`] on the call, or the plugin policy's `[record]`), the
+//! recording built from the invocation and the run's tape, and its write
+//! off the caller's path.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use corral_sandbox::tape::{Tape, TapeLog};
+use corral_sandbox::{Failure, Grants, GuestError, GuestOutput, Limits, OpResult, RunReport};
+
+use super::dir::Recordings;
+use super::file::{Header, Outcome, RecordedGrants, Recording};
+
+/// A caller's request to record its call: every sandboxed run of it (a
+/// plan's, a pipeline's or a script's steps each make one recording),
+/// written into the host's recordings directory before the call returns.
+/// Shared by the call's steps; read the paths once the call is over.
+#[derive(Debug, Default)]
+pub struct RecordRequest {
+    written: Mutex<Vec<PathBuf>>,
+    failed: Mutex<Vec<String>>,
+}
+
+impl RecordRequest {
+    /// A new request, to put on [`CallOptions::record`](crate::CallOptions).
+    pub fn new() -> Arc<Self> {
+        Arc::default()
+    }
+
+    /// The recordings written so far, in the order the runs ended.
+    pub fn written(&self) -> Vec<PathBuf> {
+        lock(&self.written).clone()
+    }
+
+    /// Why recordings could not be written (no recordings directory, a
+    /// write error), one line each.
+    pub fn failed(&self) -> Vec<String> {
+        lock(&self.failed).clone()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What a recorded run was given, besides its tape.
+pub(crate) struct Given<'a> {
+    pub plugin: &'a crate::loader::plugin::Plugin,
+    pub tool: &'a str,
+    pub shown: &'a str,
+    pub limits: &'a Limits,
+    pub grants: &'a Grants,
+    pub arguments: &'a str,
+    pub context: &'a [(String, String)],
+}
+
+/// The recording of a finished run.
+pub(crate) fn recording(
+    given: &Given<'_>,
+    log: TapeLog,
+    result: &Result<OpResult, Failure>,
+    report: &RunReport,
+) -> Recording {
+    let (result, failed) = outcome_json(result);
+    let grants = given.grants;
+    Recording {
+        header: Header {
+            corral: env!("CARGO_PKG_VERSION").to_owned(),
+            recorded_at_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            plugin: given.plugin.name().to_owned(),
+            plugin_sha256: given.plugin.sha256().to_owned(),
+            contract: given.plugin.wit_version().to_owned(),
+            tool: given.tool.to_owned(),
+            shown: given.shown.to_owned(),
+            limits: *given.limits,
+            grants: RecordedGrants {
+                dirs: grants
+                    .dirs
+                    .iter()
+                    .map(|d| (d.guest.clone(), d.host.display().to_string(), d.writable))
+                    .collect(),
+                env: grants.env.clone(),
+                http_allow: grants.http_allow.iter().map(ToString::to_string).collect(),
+                credentials: grants
+                    .http_credentials
+                    .iter()
+                    .map(|c| format!("{} for {}", c.name, c.host))
+                    .collect(),
+            },
+            arguments: given.arguments.to_owned(),
+            context: given.context.to_vec(),
+            insecure_seed: hex::encode(log.insecure_seed.to_le_bytes()),
+            parent: None,
+        },
+        events: log.events,
+        files: log.files,
+        outcome: Outcome {
+            result,
+            failed,
+            fuel: report.fuel_consumed,
+            wall_ms: u64::try_from(report.usage.wall.as_millis()).unwrap_or(u64::MAX),
+        },
+        incomplete: log.incomplete,
+    }
+}
+
+/// A run's result as JSON text a replay compares byte for byte, and
+/// whether it failed.
+pub(crate) fn outcome_json(result: &Result<OpResult, Failure>) -> (String, bool) {
+    use serde_json::json;
+    let info = |i: &corral_sandbox::ErrorInfo| json!({"message": i.message, "code": i.code, "retryable": i.retryable});
+    let (value, failed) = match result {
+        Ok(OpResult::Call(Ok(GuestOutput::Text(text)))) => {
+            (json!({"output": {"text": text}}), false)
+        }
+        Ok(OpResult::Call(Ok(GuestOutput::Parts(parts)))) => {
+            (json!({"output": {"parts": parts}}), false)
+        }
+        Ok(OpResult::Call(Err(err))) => (
+            match err {
+                GuestError::InvalidArguments(i) => {
+                    json!({"guest_error": {"invalid_arguments": info(i)}})
+                }
+                GuestError::ExecutionFailed(i) => {
+                    json!({"guest_error": {"execution_failed": info(i)}})
+                }
+                GuestError::TooLarge(bytes) => json!({"guest_error": {"too_large": bytes}}),
+            },
+            true,
+        ),
+        Ok(OpResult::Script(Ok(text))) => (json!({"output": {"script": text}}), false),
+        Ok(OpResult::Script(Err(err))) => {
+            (json!({"guest_error": {"script": format!("{err:?}")}}), true)
+        }
+        Ok(OpResult::Describe(specs)) => (json!({"output": {"describe": specs.len()}}), false),
+        Err(failure) => (json!({"failure": failure_json(failure)}), true),
+    };
+    (
+        serde_json::to_string_pretty(&value).unwrap_or_default(),
+        failed,
+    )
+}
+
+fn failure_json(failure: &Failure) -> serde_json::Value {
+    use serde_json::json;
+    match failure {
+        Failure::OutOfFuel => json!("out_of_fuel"),
+        Failure::Timeout => json!("timeout"),
+        Failure::MemoryLimit => json!("memory_limit"),
+        Failure::StackOverflow => json!("stack_overflow"),
+        Failure::Trap(message) => json!({"trap": message}),
+        Failure::Setup(message) => json!({"setup": message}),
+    }
+}
+
+/// Writes `recording` off the async runtime's workers. For a caller's
+/// request, waits and notes the path on it; otherwise (a sampled call)
+/// writes in the background.
+async fn write(
+    recordings: Option<Arc<Recordings>>,
+    request: Option<Arc<RecordRequest>>,
+    recording: Recording,
+) {
+    let Some(recordings) = recordings else {
+        if let Some(request) = request {
+            lock(&request.failed).push(
+                "the host has no recordings directory; set one (`--recordings-dir`, \
+                 `HostBuilder::recordings`)"
+                    .to_owned(),
+            );
+        }
+        return;
+    };
+    let tool = recording.header.shown.clone();
+    let written = tokio::task::spawn_blocking(move || recordings.write(&recording));
+    let Some(request) = request else {
+        tokio::spawn(async move {
+            match written.await {
+                Ok(Ok(path)) => tracing::debug!(tool, path = %path.display(), "call recorded"),
+                Ok(Err(err)) => tracing::warn!(tool, "recording not written: {err}"),
+                Err(_) => {}
+            }
+        });
+        return;
+    };
+    match written.await {
+        Ok(Ok(path)) => lock(&request.written).push(path),
+        Ok(Err(err)) => lock(&request.failed).push(format!("{tool}: recording not written: {err}")),
+        Err(err) => lock(&request.failed).push(format!("{tool}: recording not written: {err}")),
+    }
+}
+
+/// Whether a run is taped: its caller asked, or its plugin's policy
+/// samples it (`[record]`).
+pub(crate) fn wanted(requested: bool, policy: &crate::Policy) -> bool {
+    requested || policy.record.is_some_and(|r| r.tapes())
+}
+
+/// Writes a taped run's recording when its caller asked (waiting), or
+/// when the policy keeps it (in the background).
+pub(crate) async fn keep(
+    recordings: Option<Arc<Recordings>>,
+    request: Option<Arc<RecordRequest>>,
+    policy: &crate::Policy,
+    recording: Recording,
+) {
+    let kept = request.is_some()
+        || policy
+            .record
+            .is_some_and(|r| r.keeps(recording.outcome.failed));
+    if kept {
+        write(recordings, request, recording).await;
+    }
+}
+
+/// A tape for a run that should be recorded under `recordings`' cap.
+pub(crate) fn tape(recordings: Option<&Recordings>) -> Tape {
+    Tape::record(recordings.map_or(
+        corral_sandbox::tape::DEFAULT_MAX_RECORDING_BYTES,
+        Recordings::recording_cap,
+    ))
+}

@@ -1,0 +1,200 @@
+//! The recordings directory: where recorded runs are written, bounded by
+//! count and bytes, the oldest removed first.
+//!
+//! The directory is created with mode 0700 at the first write (and
+//! narrowed to it when it exists wider); each recording is written whole by
+//! [`corral_files::write_whole`] with mode 0600, unsynced (a recording
+//! lost in a crash is only a missed diagnostic; a torn one fails its
+//! digest). Names are `MILLIS-PLUGIN-TOOL-N.rec`, so they sort by age.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::file::Recording;
+
+/// Where recordings go and how many are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecordingsConfig {
+    /// The directory (created 0700 when missing).
+    pub dir: PathBuf,
+    /// Most recordings kept: [`RecordingsConfig::DEFAULT_MAX_FILES`].
+    pub max_files: usize,
+    /// Most bytes of recordings kept: [`RecordingsConfig::DEFAULT_MAX_BYTES`].
+    pub max_bytes: u64,
+    /// Cap of one recording's events and file contents before
+    /// compression, in bytes:
+    /// [`DEFAULT_MAX_RECORDING_BYTES`](corral_sandbox::tape::DEFAULT_MAX_RECORDING_BYTES).
+    pub max_recording_bytes: usize,
+}
+
+impl RecordingsConfig {
+    /// Default count: 1 000 recordings.
+    pub const DEFAULT_MAX_FILES: usize = 1000;
+    /// Default bytes: 256 MiB.
+    pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
+
+    /// Recordings in `dir` with the default bounds.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            max_files: Self::DEFAULT_MAX_FILES,
+            max_bytes: Self::DEFAULT_MAX_BYTES,
+            max_recording_bytes: corral_sandbox::tape::DEFAULT_MAX_RECORDING_BYTES,
+        }
+    }
+
+    /// These bounds with at most `files` recordings of at most `bytes`
+    /// together.
+    #[must_use]
+    pub fn with_bounds(mut self, files: usize, bytes: u64) -> Self {
+        self.max_files = files.max(1);
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// This config with each recording capped at `bytes`.
+    #[must_use]
+    pub fn with_recording_cap(mut self, bytes: usize) -> Self {
+        self.max_recording_bytes = bytes;
+        self
+    }
+}
+
+/// An open recordings directory.
+#[derive(Debug)]
+pub struct Recordings {
+    config: RecordingsConfig,
+    /// The recordings kept, oldest first, with their sizes.
+    kept: Mutex<VecDeque<(PathBuf, u64)>>,
+    counter: AtomicU64,
+    /// The directory was made private by this process.
+    ready: std::sync::OnceLock<()>,
+}
+
+impl Recordings {
+    /// Opens the directory of `config` (made, 0700, at the first write)
+    /// and takes stock of the recordings already in it.
+    ///
+    /// # Errors
+    /// When the directory exists and cannot be listed.
+    pub fn open(config: RecordingsConfig) -> std::io::Result<Self> {
+        let entries = match std::fs::read_dir(&config.dir) {
+            Ok(entries) => Some(entries),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => return Err(err),
+        };
+        let mut kept: Vec<(PathBuf, u64)> = entries
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "rec"))
+            .filter_map(|e| Some((e.path(), e.metadata().ok()?.len())))
+            .collect();
+        kept.sort();
+        let recordings = Self {
+            config,
+            kept: Mutex::new(kept.into()),
+            counter: AtomicU64::new(0),
+            ready: std::sync::OnceLock::new(),
+        };
+        recordings.evict();
+        Ok(recordings)
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.config.dir
+    }
+
+    /// The cap of one recording, in bytes.
+    pub fn recording_cap(&self) -> usize {
+        self.config.max_recording_bytes
+    }
+
+    /// Writes `recording` and removes the oldest recordings past the
+    /// bounds. Blocking: call it off the async runtime's workers.
+    ///
+    /// # Errors
+    /// When it cannot be encoded or written, or the directory cannot be
+    /// made.
+    pub fn write(&self, recording: &Recording) -> std::io::Result<PathBuf> {
+        if self.ready.get().is_none() {
+            create_private_dir(&self.config.dir)?;
+            let _ = self.ready.set(());
+        }
+        let bytes = recording.encode()?;
+        let name = format!(
+            "{:013}-{}-{}-{}.rec",
+            recording.header.recorded_at_ms,
+            recording.header.plugin,
+            recording.header.tool,
+            self.counter.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = self.config.dir.join(name);
+        corral_files::write_whole(&path, &bytes, corral_files::WriteOptions::PRIVATE_UNSYNCED)?;
+        self.lock().push_back((path.clone(), bytes.len() as u64));
+        self.evict();
+        Ok(path)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(PathBuf, u64)>> {
+        self.kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Removes the oldest recordings until both bounds hold.
+    fn evict(&self) {
+        let mut kept = self.lock();
+        let mut total: u64 = kept.iter().map(|(_, size)| size).sum();
+        while kept.len() > self.config.max_files
+            || (total > self.config.max_bytes && !kept.is_empty())
+        {
+            let Some((path, size)) = kept.pop_front() else {
+                break;
+            };
+            total -= size;
+            if let Err(err) = std::fs::remove_file(&path)
+                && err.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!(path = %path.display(), "cannot remove an old recording: {err}");
+            }
+        }
+    }
+}
+
+/// Creates `dir` (and its parents) with mode 0700, or narrows an existing
+/// one to it.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dir)?.permissions().mode() & 0o777;
+        if mode != 0o700 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// The recordings under `path`: the file itself, or a directory's `*.rec`
+/// files, oldest first.
+///
+/// # Errors
+/// When `path` cannot be read.
+pub fn recordings_in(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rec"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
