@@ -24,6 +24,7 @@ mod keyless;
 mod pipelines;
 mod policies;
 mod quotas;
+mod replay;
 mod resilience;
 mod samples;
 mod search;

@@ -60,6 +60,8 @@ pub const TRAP_DESCRIBE: &str = "fixture_trap_describe.wasm";
 pub const DUP_A: &str = "fixture_dup_a.wasm";
 /// Fixture: also provides `dup_tool`.
 pub const DUP_B: &str = "fixture_dup_b.wasm";
+/// The fetch sample's next build: one line changed, it asks for `?v=2`.
+pub const FETCH_NEXT: &str = "fixture_fetch_next.wasm";
 /// Fixture: a tool named `bad-name!`.
 pub const BAD_NAME: &str = "fixture_bad_name.wasm";
 /// Fixture: a tool whose schema is not valid JSON Schema.
@@ -294,6 +296,8 @@ pub struct TestServer {
     /// Its port.
     pub port: u16,
     hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl TestServer {
@@ -308,8 +312,13 @@ impl TestServer {
         let port = listener.local_addr().expect("addr").port();
         let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = hits.clone();
-        std::thread::spawn(move || {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
             for stream in listener.incoming() {
+                if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
                 let Ok(mut stream) = stream else { continue };
                 let served = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
@@ -330,7 +339,23 @@ impl TestServer {
                 );
             }
         });
-        Self { port, hits }
+        Self {
+            port,
+            hits,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops serving: the listener is closed when this returns, so a
+    /// connection to the port is refused.
+    pub fn stop(mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accept loop, which then sees the flag.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 
     /// Starts serving on a free port; the first `failures` requests get

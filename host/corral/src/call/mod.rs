@@ -140,6 +140,14 @@ impl CallOptions {
         self
     }
 
+    /// These options with `request` recording the call (see
+    /// [`CallOptions::record`]).
+    #[must_use]
+    pub fn with_record(mut self, request: std::sync::Arc<crate::replay::RecordRequest>) -> Self {
+        self.record = Some(request);
+        self
+    }
+
     /// These options with tighter `limits` (see [`CallOptions::limits`]).
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
