@@ -32,6 +32,7 @@ mod names;
 mod parts;
 mod plans;
 mod reload;
+mod replay;
 mod resilience;
 mod scaffold;
 mod secrets;

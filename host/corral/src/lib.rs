@@ -96,6 +96,9 @@ pub use config::resilience::{
 };
 pub use config::secrets::{SecretError, SecretStore};
 pub use corral_sandbox::tape;
+/// The leak scan of a plugin's secrets, for scanning text outside a call (a
+/// recording, a log) the way the host scans a call's.
+pub use corral_sandbox::Redactor;
 pub use corral_sandbox::{
     Annotations, EmbeddedResource, MAX_PARTS, Media, OutputPart, PartContent, ResourceContents,
     ResourceLink, Role,

@@ -1,0 +1,133 @@
+//! Record and replay through the `corral` binary: `call --record DIR`
+//! writes a private recording and names it, `replay` runs it again (exit
+//! 0 when identical), `replay DIR --plugin FILE` runs a new build against
+//! a directory of recordings and prints the table (exit 1 when outputs
+//! changed), a cut recording is refused (exit 2); and a recording of a call
+//! that used a credential holds the secret in no encoding. The library's
+//! side: `tests/library/replay.rs`.
+
+use std::path::PathBuf;
+
+use crate::cli::{corral, stdout_json};
+use crate::support::{DUP_A, DUP_B, EchoServer, guest};
+
+fn text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The recordings `call --record` named on stderr.
+fn recorded(out: &std::process::Output) -> Vec<PathBuf> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix("recorded: "))
+        .map(PathBuf::from)
+        .collect()
+}
+
+fn dup_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(guest(DUP_A), dir.path().join("dup.wasm")).expect("copy");
+    dir
+}
+
+#[test]
+fn record_replay_and_a_shadow_test_of_a_new_build_from_the_command_line() {
+    let plugins = dup_dir();
+    let recordings = plugins.path().join("recordings");
+    let dir = recordings.to_str().expect("utf-8");
+    let mut files = Vec::new();
+    for _ in 0..2 {
+        let out = corral(plugins.path(), &["call", "dup_tool", "{}", "--record", dir]);
+        assert!(out.status.success(), "{}", text(&out));
+        files.extend(recorded(&out));
+    }
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files.iter().all(|f| f.starts_with(&recordings)));
+
+    let one = files[0].to_str().expect("utf-8");
+    let out = corral(plugins.path(), &["replay", one]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("dup_tool (plugin dup, the recorded build): identical"),
+        "{}",
+        text(&out)
+    );
+
+    // The next build, against the directory: both outputs changed.
+    let next = guest(DUP_B);
+    let next = next.to_str().expect("utf-8");
+    let out = corral(plugins.path(), &["replay", dir, "--plugin", next]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(table.matches("output changed").count(), 2 + 1, "{table}");
+    assert!(
+        table.contains("0 identical, 2 output changed, 0 diverged at an import, 0 failed"),
+        "{table}"
+    );
+    let out = corral(plugins.path(), &["replay", one, "--plugin", next, "--json"]);
+    let rows = stdout_json(&out);
+    assert_eq!(rows[0]["result"], "output changed");
+    assert_eq!(rows[0]["same_build"], false);
+    let diff: Vec<String> = serde_json::from_value(rows[0]["diff"].clone()).expect("diff");
+    assert!(diff.iter().any(|l| l.starts_with("+ ") && l.contains("dup-b")), "{diff:?}");
+
+    // A cut recording: refused, naming why.
+    let bytes = std::fs::read(&files[1]).expect("read");
+    std::fs::write(&files[1], &bytes[..bytes.len() / 2]).expect("cut");
+    let out = corral(plugins.path(), &["replay", files[1].to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("truncated or changed"), "{}", text(&out));
+}
+
+#[tokio::test]
+async fn a_recording_of_a_call_with_a_credential_holds_no_secret_in_any_encoding() {
+    let server = EchoServer::start();
+    let other = EchoServer::start();
+    let dir = crate::secrets::spin_dir(server.port, other.port);
+    let secret = "sk-test-0123456789abcdef";
+    let store_dir = tempfile::tempdir().expect("store");
+    let store = corral::SecretStore::at(store_dir.path().join("secrets.toml"));
+    store.set("EXAMPLE_KEY", secret).expect("set");
+    let recordings = store_dir.path().join("recordings");
+    let host = corral::Host::builder()
+        .plugin_dir(dir.path())
+        .pool(crate::support::pool())
+        .cache(crate::support::cache())
+        .secrets(store)
+        .recordings(corral::replay::RecordingsConfig::new(&recordings))
+        .build()
+        .await
+        .expect("host");
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    let request = corral::replay::RecordRequest::new();
+    let url = format!("http://127.0.0.1:{}/x", server.port);
+    let out = host
+        .call_value(
+            "web_fetch",
+            serde_json::json!({ "url": url }),
+            &corral::CallOptions::default().with_record(request.clone()),
+        )
+        .await
+        .expect("fetch");
+    assert!(out.text.contains("[secret EXAMPLE_KEY redacted]"), "{}", out.text);
+    // The server saw the secret: the call did use it.
+    assert!(server.heads.lock().expect("lock")[0].contains(secret));
+
+    let written = request.written();
+    assert_eq!(written.len(), 1);
+    let recording = corral::replay::Recording::read(&written[0]).expect("read");
+    let scan = corral::Redactor::new(&[("EXAMPLE_KEY".to_owned(), secret.to_owned())])
+        .expect("a redactor");
+    // Every text of the recording, and its bytes decompressed.
+    let whole = serde_json::to_string(&recording).expect("json");
+    assert!(whole.contains("[secret EXAMPLE_KEY redacted]"), "{whole}");
+    assert_eq!(scan.text(&whole).1, 0, "{whole}");
+    let raw = std::fs::read(&written[0]).expect("raw");
+    let cbor = zstd::stream::decode_all(&raw[10..raw.len() - 32]).expect("zstd");
+    assert_eq!(scan.text(&String::from_utf8_lossy(&cbor)).1, 0);
+    assert_eq!(scan.text(&String::from_utf8_lossy(&raw)).1, 0);
+}
