@@ -52,7 +52,8 @@ fn record_replay_and_a_shadow_test_of_a_new_build_from_the_command_line() {
     let out = corral(plugins.path(), &["replay", one]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("dup_tool (plugin dup, the recorded build): identical"),
+        String::from_utf8_lossy(&out.stdout)
+            .contains("dup_tool (plugin dup, the recorded build): identical"),
         "{}",
         text(&out)
     );
@@ -73,14 +74,25 @@ fn record_replay_and_a_shadow_test_of_a_new_build_from_the_command_line() {
     assert_eq!(rows[0]["result"], "output changed");
     assert_eq!(rows[0]["same_build"], false);
     let diff: Vec<String> = serde_json::from_value(rows[0]["diff"].clone()).expect("diff");
-    assert!(diff.iter().any(|l| l.starts_with("+ ") && l.contains("dup-b")), "{diff:?}");
+    assert!(
+        diff.iter()
+            .any(|l| l.starts_with("+ ") && l.contains("dup-b")),
+        "{diff:?}"
+    );
 
     // A cut recording: refused, naming why.
     let bytes = std::fs::read(&files[1]).expect("read");
     std::fs::write(&files[1], &bytes[..bytes.len() / 2]).expect("cut");
-    let out = corral(plugins.path(), &["replay", files[1].to_str().expect("utf-8")]);
+    let out = corral(
+        plugins.path(),
+        &["replay", files[1].to_str().expect("utf-8")],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("truncated or changed"), "{}", text(&out));
+    assert!(
+        text(&out).contains("truncated or changed"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[tokio::test]
@@ -113,7 +125,11 @@ async fn a_recording_of_a_call_with_a_credential_holds_no_secret_in_any_encoding
         )
         .await
         .expect("fetch");
-    assert!(out.text.contains("[secret EXAMPLE_KEY redacted]"), "{}", out.text);
+    assert!(
+        out.text.contains("[secret EXAMPLE_KEY redacted]"),
+        "{}",
+        out.text
+    );
     // The server saw the secret: the call did use it.
     assert!(server.heads.lock().expect("lock")[0].contains(secret));
 

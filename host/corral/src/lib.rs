@@ -95,10 +95,10 @@ pub use config::resilience::{
     ResiliencePolicy, ResilienceSwitches, ResilienceTable, RetryConfig, ToolResilience,
 };
 pub use config::secrets::{SecretError, SecretStore};
-pub use corral_sandbox::tape;
 /// The leak scan of a plugin's secrets, for scanning text outside a call (a
 /// recording, a log) the way the host scans a call's.
 pub use corral_sandbox::Redactor;
+pub use corral_sandbox::tape;
 pub use corral_sandbox::{
     Annotations, EmbeddedResource, MAX_PARTS, Media, OutputPart, PartContent, ResourceContents,
     ResourceLink, Role,

@@ -42,6 +42,12 @@ pub struct ReplayCmd {
     /// Print JSON: one object per recording
     #[arg(long)]
     json: bool,
+    /// With --plugin: accept that build after looking at its changes, so
+    /// that a server with `[record] gate_updates` lets it replace the
+    /// served build at its next reload (writes `accepted/SHA256` in the
+    /// recordings directory)
+    #[arg(long, requires = "plugin")]
+    accept: bool,
 }
 
 /// One row of the result.
@@ -105,6 +111,24 @@ impl ReplayCmd {
             print_one(&rows[0])?;
         } else {
             print_table(&rows)?;
+        }
+        if self.accept
+            && let Some(build) = &self.plugin
+        {
+            let dir = if self.path.is_dir() {
+                self.path.clone()
+            } else {
+                self.path
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default()
+            };
+            let sha256 =
+                corral::replay::Recordings::open(corral::replay::RecordingsConfig::new(&dir))?
+                    .accept_file(build)
+                    .with_context(|| format!("cannot accept {}", build.display()))?;
+            eprintln!("accepted build {sha256} of {}", build.display());
+            return Ok(ExitCode::SUCCESS);
         }
         let code = if rows.iter().any(|r| r.outcome.is_err()) {
             super::EXIT_CORRAL_FAILED

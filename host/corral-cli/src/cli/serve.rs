@@ -58,6 +58,12 @@ pub struct ServeCmd {
     /// With --permissive, an origin calls may reach (repeatable)
     #[arg(long, value_name = "ORIGIN", requires = "permissive")]
     origin: Vec<String>,
+    /// Let a new build of a plugin with `[record] gate_updates` replace the
+    /// served one even when its replays of recorded calls change outputs
+    /// (logged); without it such an update waits for `corral replay DIR
+    /// --plugin FILE --accept`
+    #[arg(long)]
+    accept_changes: bool,
     /// Also accept this Host header (host or host:port), e.g. when binding a
     /// non-loopback address (HTTP; repeatable)
     #[arg(long, value_name = "HOST", requires = "http")]
@@ -131,6 +137,12 @@ impl ServeCmd {
         let host = global
             .host_with(|b| {
                 let mut b = b;
+                if let Some(dir) = super::replay::dir_of(global) {
+                    b = b.recordings(
+                        corral::replay::RecordingsConfig::new(dir)
+                            .with_accept_changes(self.accept_changes),
+                    );
+                }
                 if let Some(rules) = quotas {
                     b = b.quotas(rules);
                 }

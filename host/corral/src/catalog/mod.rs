@@ -208,6 +208,20 @@ pub(crate) async fn load(
     let served = |path: &Path| previous.and_then(|c| c.served_version(path));
     let mut kept = Vec::new();
     let mut kept_errors = Vec::new();
+    // The update gate: a new build that changes recorded outputs waits.
+    for slot in described.iter_mut() {
+        let (Some(recordings), Some(old)) = (ctx.gate, served(slot.0.path())) else {
+            continue;
+        };
+        let held =
+            crate::replay::gate_update(recordings, ctx.engine, ctx.permits, &old.0, &slot.0).await;
+        if let Some(reason) = held {
+            let path = slot.0.path().to_path_buf();
+            *slot = old;
+            kept.push(path.clone());
+            kept_errors.push(crate::LoadError { path, reason });
+        }
+    }
     load_errors.retain(|err| match served(&err.path) {
         Some(old) if files.contains(&err.path) => {
             described.push(old);

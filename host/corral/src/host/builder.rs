@@ -26,10 +26,7 @@ use crate::config::resilience::ResilienceSwitches;
 use crate::host::error::HostError;
 use crate::loader::{LoadContext, LoadLimits};
 use corral_sandbox as sandbox;
-use corral_sandbox::ComponentCache;
-use corral_sandbox::Engine;
-use corral_sandbox::{Limits, PoolConfig};
-use corral_sandbox::{Resolver, SystemResolver};
+use corral_sandbox::{ComponentCache, Engine, Limits, PoolConfig, Resolver, SystemResolver};
 
 /// Wraps the dispatch service in one layer.
 type LayerFn = Arc<dyn Fn(DispatchService) -> DispatchService + Send + Sync>;
@@ -427,6 +424,7 @@ impl HostBuilder {
                 secrets: self.secrets.as_ref(),
                 defer_uncached: self.serve_while_compiling,
                 trust: &self.trust,
+                gate: None,
             },
             &catalog::CatalogInputs {
                 discovery: &discovery,
@@ -446,7 +444,7 @@ impl HostBuilder {
                 gate.clone(),
                 permits.clone(),
                 self.resolver.clone(),
-                (evidence.clone(), recordings),
+                (evidence.clone(), recordings.clone()),
             ),
             gate.audit.clone(),
             quotas.clone(),
@@ -492,6 +490,7 @@ impl HostBuilder {
                 trust: self.trust,
                 quotas,
                 evidence,
+                recordings,
             }),
         };
         host.compile_pending_in_background();

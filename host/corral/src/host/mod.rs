@@ -95,6 +95,8 @@ struct HostInner {
     pub(super) quotas: Arc<crate::call::quota::Quotas>,
     /// What each tool attempted (the dispatch stage holds the same `Arc`).
     pub(super) evidence: Arc<crate::evidence::EvidenceBook>,
+    /// Where recorded runs go; the update gate replays them on reload.
+    pub(super) recordings: Option<Arc<crate::replay::Recordings>>,
 }
 
 impl std::fmt::Debug for Host {
@@ -170,6 +172,7 @@ impl Host {
                 secrets: self.inner.secrets.as_ref(),
                 defer_uncached: false,
                 trust: &self.inner.trust,
+                gate: self.inner.recordings.as_deref(),
             },
             &catalog::CatalogInputs {
                 discovery: &self.inner.discovery,

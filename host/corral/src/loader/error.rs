@@ -153,6 +153,25 @@ pub enum LoadErrorReason {
         /// The policy key under `[describe]` that raises it.
         knob: &'static str,
     },
+    /// A new build of a plugin with `[record] gate_updates` changed the
+    /// outputs of recorded calls: the old build keeps serving.
+    #[error(
+        "the new build (sha256 {sha256}) changes {changed} of {replayed} recorded calls, first \
+         {first}; the served build stays until a person accepts it (`corral replay {dir} \
+         --plugin FILE --accept`) or the host accepts changes (`--accept-changes`)"
+    )]
+    UpdateHeld {
+        /// Replays that changed or diverged.
+        changed: usize,
+        /// Replays run.
+        replayed: usize,
+        /// The first change, in one line.
+        first: String,
+        /// sha256 of the new build.
+        sha256: String,
+        /// The recordings directory.
+        dir: String,
+    },
 }
 
 /// The load error a cap a plugin went over is.

@@ -265,6 +265,9 @@ pub(crate) struct LoadContext<'a> {
     pub defer_uncached: bool,
     /// The host's signature requirement.
     pub trust: &'a crate::loader::signature::Trust,
+    /// The recordings the update gate replays (`[record] gate_updates`);
+    /// `None`: no gate.
+    pub gate: Option<&'a crate::replay::Recordings>,
 }
 
 /// What every plugin of one load is checked against, read once per load.

@@ -28,6 +28,11 @@ pub struct RecordingsConfig {
     /// compression, in bytes:
     /// [`DEFAULT_MAX_RECORDING_BYTES`](corral_sandbox::tape::DEFAULT_MAX_RECORDING_BYTES).
     pub max_recording_bytes: usize,
+    /// Let a new build whose replays changed outputs replace a plugin with
+    /// `[record] gate_updates` anyway (logged); `false` (the default) keeps
+    /// the old build serving until the new one is accepted
+    /// ([`Recordings::accept`]).
+    pub accept_changes: bool,
 }
 
 impl RecordingsConfig {
@@ -43,7 +48,15 @@ impl RecordingsConfig {
             max_files: Self::DEFAULT_MAX_FILES,
             max_bytes: Self::DEFAULT_MAX_BYTES,
             max_recording_bytes: corral_sandbox::tape::DEFAULT_MAX_RECORDING_BYTES,
+            accept_changes: false,
         }
+    }
+
+    /// This config letting changed builds through the update gate.
+    #[must_use]
+    pub fn with_accept_changes(mut self, accept: bool) -> Self {
+        self.accept_changes = accept;
+        self
     }
 
     /// These bounds with at most `files` recordings of at most `bytes`
@@ -112,6 +125,72 @@ impl Recordings {
     /// The cap of one recording, in bytes.
     pub fn recording_cap(&self) -> usize {
         self.config.max_recording_bytes
+    }
+
+    /// Whether updates that change recorded outputs go through anyway.
+    pub fn accepts_changes(&self) -> bool {
+        self.config.accept_changes
+    }
+
+    /// Marks the build with sha256 `sha256` accepted: the update gate lets
+    /// it replace its plugin whatever its replays show (a person looked:
+    /// `corral replay DIR --plugin FILE --accept`). Writes
+    /// `accepted/SHA256` (0600) in the directory.
+    ///
+    /// # Errors
+    /// When `sha256` is not 64 hex digits, or the file cannot be written.
+    pub fn accept(&self, sha256: &str) -> std::io::Result<()> {
+        if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(std::io::Error::other(format!("`{sha256}` is not a sha256")));
+        }
+        let dir = self.config.dir.join("accepted");
+        create_private_dir(&dir)?;
+        corral_files::write_whole(
+            &dir.join(sha256.to_ascii_lowercase()),
+            b"",
+            corral_files::WriteOptions::PRIVATE,
+        )
+    }
+
+    /// [`Recordings::accept`] of the component file at `path`; answers its
+    /// sha256.
+    ///
+    /// # Errors
+    /// When the file cannot be read, or the mark written.
+    pub fn accept_file(&self, path: &Path) -> std::io::Result<String> {
+        use sha2::Digest as _;
+        let sha256 = hex::encode(sha2::Sha256::digest(std::fs::read(path)?));
+        self.accept(&sha256)?;
+        Ok(sha256)
+    }
+
+    /// Whether the build with sha256 `sha256` was accepted.
+    pub fn accepted(&self, sha256: &str) -> bool {
+        self.config
+            .dir
+            .join("accepted")
+            .join(sha256.to_ascii_lowercase())
+            .is_file()
+    }
+
+    /// The newest recordings (at most `most`) of `plugin` at build
+    /// `sha256`, read whole; unreadable ones are skipped.
+    pub(crate) fn of_build(&self, plugin: &str, sha256: &str, most: usize) -> Vec<Recording> {
+        // Listed afresh: another process (`corral call --record`) may have
+        // written some.
+        let mut files = recordings_in(&self.config.dir).unwrap_or_default();
+        files.reverse();
+        let marker = format!("-{plugin}-");
+        files
+            .iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains(&marker))
+            })
+            .filter_map(|p| Recording::read(p).ok())
+            .filter(|r| r.header.plugin == plugin && r.header.plugin_sha256 == sha256)
+            .take(most)
+            .collect()
     }
 
     /// Writes `recording` and removes the oldest recordings past the

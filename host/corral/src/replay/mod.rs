@@ -19,7 +19,8 @@
 pub(crate) mod capture;
 mod dir;
 mod file;
-mod run;
+mod gate;
+pub(crate) mod run;
 
 pub use capture::RecordRequest;
 pub use dir::{Recordings, RecordingsConfig, recordings_in};
@@ -27,4 +28,6 @@ pub use file::{
     FORMAT_VERSION, Header, MAGIC, MAX_DECODED_BYTES, Outcome, RecordedGrants, Recording,
     RecordingError,
 };
+pub use gate::MAX_GATE_REPLAYS;
+pub(crate) use gate::check as gate_update;
 pub use run::{ReplayError, ReplayOptions, ReplayReport, Verdict, replay};

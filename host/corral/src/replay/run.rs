@@ -150,6 +150,20 @@ pub async fn replay(
         .ok_or_else(|| ReplayError::NotLoaded {
             plugin: header.plugin.clone(),
         })?;
+    let (engine, permits) = host.sandbox_parts();
+    replay_plugin(engine, permits, plugin, recording, options).await
+}
+
+/// [`replay`] on `plugin`, with a slot of `permits` on `engine` (the
+/// update gate's replay of a build not served yet).
+pub(crate) async fn replay_plugin(
+    engine: &corral_sandbox::Engine,
+    permits: &tokio::sync::Semaphore,
+    plugin: &crate::Plugin,
+    recording: &Recording,
+    options: ReplayOptions,
+) -> Result<ReplayReport, ReplayError> {
+    let header = &recording.header;
     let same_build = plugin.sha256() == header.plugin_sha256;
     if !same_build && !options.shadow {
         return Err(ReplayError::OtherBuild {
@@ -177,7 +191,6 @@ pub async fn replay(
         recording.files.clone(),
         recording.insecure_seed(),
     );
-    let (engine, permits) = host.sandbox_parts();
     let _slot = permits
         .acquire()
         .await
