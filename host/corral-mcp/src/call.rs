@@ -71,6 +71,11 @@ impl McpServer {
         // A bearer token's tenant (`--tokens`): whose quotas, tasks and
         // resources these are.
         options.tenant = crate::http::authenticated(&context);
+        // A recording the client asked for, where the operator allows it.
+        let recording = (self.record_on_request
+            && meta.0.get(crate::RECORD_META_KEY) == Some(&json!(true)))
+        .then(corral::replay::RecordRequest::new);
+        options.record = recording.clone();
         // Who answers a gated call (see the `approval` module).
         let round = approval::Round::prepare(
             &context,
@@ -219,6 +224,17 @@ impl McpServer {
                 .await;
         }
         let mut result = present::to_result(result);
+        if let Some(recording) = recording {
+            let names: Vec<String> = recording
+                .written()
+                .iter()
+                .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+                .collect();
+            result
+                .meta
+                .get_or_insert_with(Default::default)
+                .insert("corral/recordings".into(), json!(names));
+        }
         // A tool inside a facade this client has not unfolded: say where.
         if let Some(facade) = catalog.facades().holder(&name) {
             let unfolded = self.unfolded(&context);

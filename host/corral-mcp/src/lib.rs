@@ -97,6 +97,11 @@ pub const HEALTH_URI: &str = "corral://health";
 /// The `_meta` key under which a `tools/call` may carry out-of-band context.
 pub const CONTEXT_META_KEY: &str = "corral/context";
 
+/// The `_meta` key of `tools/call` with which a client asks for its call to
+/// be recorded (`true`), where the operator allows it
+/// ([`McpServer::with_record_on_request`]).
+pub const RECORD_META_KEY: &str = "corral/record";
+
 /// The shortest gap between two progress notifications of one call: 100 ms.
 pub const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -117,6 +122,9 @@ pub struct McpServer {
     listener: session::Listener,
     /// The MCP tasks (SEP-2663) of this server and its replicas.
     tasks: Arc<tasks::Tasks>,
+    /// Whether a client may ask for its call to be recorded
+    /// ([`RECORD_META_KEY`]).
+    record_on_request: bool,
 }
 
 impl McpServer {
@@ -142,7 +150,21 @@ impl McpServer {
                 Arc::new(corral_store::MemoryStore::default()),
                 tasks::TaskSettings::default(),
             )),
+            record_on_request: false,
         }
+    }
+
+    /// Lets clients ask for a call to be recorded, with `true` under
+    /// `_meta["corral/record"]` of `tools/call`: the run is written into
+    /// the host's recordings directory
+    /// ([`HostBuilder::recordings`](corral::HostBuilder::recordings)) and
+    /// the result's `_meta["corral/recordings"]` names the files (names
+    /// only, not the directory). Off by default: a recording holds the
+    /// call's arguments and what the tool read, so the operator decides.
+    #[must_use]
+    pub fn with_record_on_request(mut self, allow: bool) -> Self {
+        self.record_on_request = allow;
+        self
     }
 
     /// Keeps MCP tasks in `store` (shared with the other replicas, or this
@@ -165,6 +187,7 @@ impl McpServer {
             unfolded: disclosure::SessionState::default(),
             listener: session::Listener::default(),
             tasks: self.tasks.clone(),
+            record_on_request: self.record_on_request,
         }
     }
 

@@ -17,6 +17,7 @@ mod client;
 mod drain;
 pub(crate) mod http;
 mod quotas;
+mod record;
 mod resources;
 mod rounds;
 mod stdio;

@@ -64,6 +64,12 @@ pub struct ServeCmd {
     /// --plugin FILE --accept`
     #[arg(long)]
     accept_changes: bool,
+    /// Let MCP clients ask for a call to be recorded (`_meta`
+    /// `"corral/record": true`) into the recordings directory
+    /// (--recordings-dir); off by default, since a recording holds the
+    /// call's arguments and what the tool read
+    #[arg(long)]
+    record_on_request: bool,
     /// Also accept this Host header (host or host:port), e.g. when binding a
     /// non-loopback address (HTTP; repeatable)
     #[arg(long, value_name = "HOST", requires = "http")]
@@ -199,7 +205,10 @@ impl ServeCmd {
                 McpServer::new(host)
             }
         };
-        let server = self.tasks.apply(server, store);
+        let server = self
+            .tasks
+            .apply(server, store)
+            .with_record_on_request(self.record_on_request);
         match self.http {
             None => serve_stdio(server).await?,
             Some(addr) => {
