@@ -1,5 +1,7 @@
 //! The wasmtime engine every plugin runs on: component model, fuel metering,
-//! epoch interruption with a background ticker, and the pooling allocator.
+//! epoch interruption with a background ticker, the pooling allocator, and
+//! deterministic floats (canonical NaNs, deterministic relaxed SIMD) so that
+//! a recorded run replays the same on any machine.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,6 +61,12 @@ impl Engine {
         config.consume_fuel(true);
         config.epoch_interruption(true);
         config.parallel_compilation(true);
+        // Replays are faithful on any machine (corral::replay): a NaN's bits
+        // and relaxed SIMD's results are the same on every ISA. One engine
+        // for calls, recording and replay, so one component cache; the cost
+        // on float-heavy guests is in BENCHMARKS.md ("Record and replay").
+        config.cranelift_nan_canonicalization(true);
+        config.relaxed_simd_deterministic(true);
 
         let instances = pool.max_concurrent_instances + SCRIPT_INSTANCES;
         let mut pooling = PoolingAllocationConfig::new();

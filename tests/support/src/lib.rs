@@ -331,12 +331,15 @@ impl TestServer {
                 } else {
                     ("200 OK", body)
                 };
-                let _ = write!(
-                    stream,
+                // One write: small writes would wait on the client's delayed
+                // acknowledgement (Nagle), up to 200 ms a response.
+                let response = format!(
                     "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
                      Connection: close\r\n\r\n{text}",
                     text.len()
                 );
+                let _ = stream.set_nodelay(true);
+                let _ = stream.write_all(response.as_bytes());
             }
         });
         Self {

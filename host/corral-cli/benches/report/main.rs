@@ -8,7 +8,8 @@
 //! handful of calls, to show it still works. Needs the bundled samples and
 //! the Python and JavaScript guests: run `scripts/build-guests.sh` first.
 //! `CORRAL_BENCH_ONLY` (comma-separated: sequential, throughput, languages,
-//! mcp, startup, plans, inflight, accounting) measures some sections alone.
+//! mcp, startup, plans, inflight, accounting, recording) measures some
+//! sections alone.
 
 #![allow(missing_docs)]
 
@@ -17,6 +18,7 @@ mod calls;
 mod inflight;
 mod mcp;
 mod plans;
+mod recording;
 mod rmcp_floor;
 mod startup;
 mod table;
@@ -66,7 +68,7 @@ fn main() {
     let mut report = Report::default();
     // `CORRAL_BENCH_ONLY=languages,mcp` measures those sections alone.
     let only = std::env::var("CORRAL_BENCH_ONLY").ok();
-    let sections: [(&str, Section); 8] = [
+    let sections: [(&str, Section); 9] = [
         ("sequential", calls::sequential),
         ("throughput", calls::throughput),
         ("languages", calls::languages),
@@ -75,6 +77,7 @@ fn main() {
         ("plans", plans::cpu_plan),
         ("inflight", inflight::thousand_in_flight),
         ("accounting", accounting::costs),
+        ("recording", recording::costs),
     ];
     for (name, measure) in sections {
         if only
