@@ -29,6 +29,7 @@ async fn record(host: &Host, tool: &str, arguments: Value) -> (Recording, std::p
     let written = request.written();
     assert_eq!(written.len(), 1, "{tool}: {written:?}");
     let recording = Recording::read(&written[0]).expect("the recording reads back");
+    assert_eq!(recording.header.parent.as_ref().map(|p| p.1), Some(0));
     (recording, written[0].clone())
 }
 

@@ -64,12 +64,6 @@ impl WriteOptions {
         durability: Durability::Synced,
         mode: 0o600,
     };
-    /// Not synced, mode `0o600`: private files that are checked on read
-    /// and may be lost in a crash (recordings).
-    pub const PRIVATE_UNSYNCED: Self = Self {
-        durability: Durability::Unsynced,
-        mode: 0o600,
-    };
     /// Not synced, mode `0o644`: rebuildable files that are checked on read.
     pub const UNSYNCED: Self = Self {
         durability: Durability::Unsynced,

@@ -132,7 +132,7 @@ pub fn costs(effort: Effort, report: &mut Report) {
         let mut ys = latencies(&rt, &off, call, &CallOptions::default(), m);
         let (with, without) = (p50_micros(&mut xs), p50_micros(&mut ys));
         report.push(Row {
-            figure: format!("… the caller waits for the recording's write, p50"),
+            figure: "… the caller waits for the recording's write, p50".into(),
             value: Value::Micros(with),
             baseline: Some(("not recorded, p50".into(), Value::Micros(without))),
             target: "—".into(),
@@ -154,7 +154,7 @@ pub fn costs(effort: Effort, report: &mut Report) {
             out
         });
         report.push(Row {
-            figure: format!("… its replay's run, p50"),
+            figure: "… its replay's run, p50".into(),
             value: Value::Micros(p50_micros(&mut replays)),
             baseline: Some(("the call, p50".into(), Value::Micros(without))),
             target: "—".into(),

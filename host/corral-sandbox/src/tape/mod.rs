@@ -4,7 +4,7 @@
 //!
 //! - **Recording** ([`Tape::record`]): the wall and monotonic clocks and
 //!   both random generators of the run's WASI context are wrappers that
-//!   append what they return ([`sources`]); the `wasi:filesystem` wrapper
+//!   append what they return (`sources.rs`); the `wasi:filesystem` wrapper
 //!   appends each `open-at`, `stat` and directory entry and captures the
 //!   contents of each file opened to read; the `wasi:http` gate appends
 //!   each request and the response as the guest received it, its body
@@ -14,7 +14,7 @@
 //!   captures and the insecure seed make a [`TapeLog`].
 //! - **Replay** ([`Tape::replay`]): the same wrappers answer from the
 //!   events instead of their source. Events are answered in order within
-//!   their [channel](event::Channel) (the clocks, random, HTTP, files,
+//!   their channel (the clocks, random, HTTP, files,
 //!   approvals, tool calls), so an extra clock read or a body that arrives
 //!   in other chunks changes nothing. The first request that does not
 //!   match the next recorded one of its channel is the
@@ -31,6 +31,8 @@
 
 pub mod event;
 pub(crate) mod sources;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};

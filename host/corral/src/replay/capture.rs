@@ -3,48 +3,14 @@
 //! recording built from the invocation and the run's tape, and its write
 //! off the caller's path.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use corral_sandbox::tape::{Tape, TapeLog};
 use corral_sandbox::{Failure, Grants, GuestError, GuestOutput, Limits, OpResult, RunReport};
 
 use super::dir::Recordings;
 use super::file::{Header, Outcome, RecordedGrants, Recording};
-
-/// A caller's request to record its call: every sandboxed run of it (a
-/// plan's, a pipeline's or a script's steps each make one recording),
-/// written into the host's recordings directory before the call returns.
-/// Shared by the call's steps; read the paths once the call is over.
-#[derive(Debug, Default)]
-pub struct RecordRequest {
-    written: Mutex<Vec<PathBuf>>,
-    failed: Mutex<Vec<String>>,
-}
-
-impl RecordRequest {
-    /// A new request, to put on [`CallOptions::record`](crate::CallOptions).
-    pub fn new() -> Arc<Self> {
-        Arc::default()
-    }
-
-    /// The recordings written so far, in the order the runs ended.
-    pub fn written(&self) -> Vec<PathBuf> {
-        lock(&self.written).clone()
-    }
-
-    /// Why recordings could not be written (no recordings directory, a
-    /// write error), one line each.
-    pub fn failed(&self) -> Vec<String> {
-        lock(&self.failed).clone()
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use super::request::{RecordRequest, lock};
 
 /// What a recorded run was given, besides its tape.
 pub(crate) struct Given<'a> {
@@ -55,6 +21,8 @@ pub(crate) struct Given<'a> {
     pub grants: &'a Grants,
     pub arguments: &'a str,
     pub context: &'a [(String, String)],
+    /// The call's id and this run's position, for a caller's request.
+    pub parent: Option<(String, u32)>,
 }
 
 /// The recording of a finished run.
@@ -95,7 +63,7 @@ pub(crate) fn recording(
             arguments: given.arguments.to_owned(),
             context: given.context.to_vec(),
             insecure_seed: hex::encode(log.insecure_seed.to_le_bytes()),
-            parent: None,
+            parent: given.parent.clone(),
         },
         events: log.events,
         files: log.files,

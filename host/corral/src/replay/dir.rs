@@ -213,7 +213,13 @@ impl Recordings {
             self.counter.fetch_add(1, Ordering::Relaxed)
         );
         let path = self.config.dir.join(name);
-        corral_files::write_whole(&path, &bytes, corral_files::WriteOptions::PRIVATE_UNSYNCED)?;
+        // Unsynced: a recording lost in a crash is a missed diagnostic, and a
+        // torn one fails its digest.
+        let options = corral_files::WriteOptions {
+            durability: corral_files::Durability::Unsynced,
+            mode: 0o600,
+        };
+        corral_files::write_whole(&path, &bytes, options)?;
         self.lock().push_back((path.clone(), bytes.len() as u64));
         self.evict();
         Ok(path)

@@ -79,8 +79,10 @@ pub struct Header {
     pub context: Vec<(String, String)>,
     /// `wasi:random/insecure-seed`, lowercase hex of 16 bytes.
     pub insecure_seed: String,
-    /// For a step of a plan, a pipeline or a script: the sha256 of the
-    /// whole call's arguments and the step's position in it.
+    /// For a run of a call its caller asked to record: the call's id (16
+    /// hex digits) and the run's position in it, from 0 (a plan's,
+    /// pipeline's or script's steps, and retries, are runs of one call).
+    /// `None` for a run a policy sampled.
     pub parent: Option<(String, u32)>,
 }
 
@@ -102,8 +104,9 @@ pub struct RecordedGrants {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Outcome {
-    /// `{"output": …}`, `{"guest_error": …}` or `{"failure": …}`
-    /// ([`super::capture::outcome_json`]).
+    /// `{"output": …}`, `{"guest_error": …}` or `{"failure": …}`, pretty
+    /// JSON: the guest's output (its text, or its 0.3.0 parts), its WIT
+    /// error, or the sandbox's failure class.
     pub result: String,
     /// Whether the call failed (a guest error or a sandbox failure).
     pub failed: bool,

@@ -66,7 +66,10 @@ pub(crate) async fn check(
             Verdict::Identical => {}
             Verdict::OutputChanged(diff) => {
                 changed += 1;
-                let line = diff.iter().find(|l| !l.starts_with("  ")).cloned();
+                let line = diff
+                    .iter()
+                    .find(|l| !l.starts_with("  "))
+                    .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
                 first.get_or_insert_with(|| {
                     format!(
                         "{}: output changed ({})",

@@ -1,12 +1,12 @@
 //! Record and replay: a tool call's sandboxed run kept whole, what it was
 //! given and every import result it received, and run again offline.
 //!
-//! - **Recording** ([`capture`]): a call with a [`RecordRequest`] (or a
+//! - **Recording** (`capture.rs`): a call with a [`RecordRequest`] (or a
 //!   plugin whose policy samples its calls) runs with a recording
 //!   [`Tape`](corral_sandbox::tape::Tape); when the run ends its
 //!   [`Recording`] (header, events, captured files, outcome) is written
 //!   into the host's [`Recordings`] directory, off the caller's path.
-//! - **The file** ([`file`]): magic, format version, a zstd frame of CBOR,
+//! - **The file** (`file.rs`): magic, format version, a zstd frame of CBOR,
 //!   a sha256 over it all; refused whole when cut or changed.
 //! - **Replay** ([`replay()`]): the recorded plugin, or another build of it
 //!   (a shadow test), runs again in a fresh sandbox with every import
@@ -20,9 +20,10 @@ pub(crate) mod capture;
 mod dir;
 mod file;
 mod gate;
+mod host;
+mod request;
 pub(crate) mod run;
 
-pub use capture::RecordRequest;
 pub use dir::{Recordings, RecordingsConfig, recordings_in};
 pub use file::{
     FORMAT_VERSION, Header, MAGIC, MAX_DECODED_BYTES, Outcome, RecordedGrants, Recording,
@@ -30,4 +31,6 @@ pub use file::{
 };
 pub use gate::MAX_GATE_REPLAYS;
 pub(crate) use gate::check as gate_update;
-pub use run::{ReplayError, ReplayOptions, ReplayReport, Verdict, replay};
+pub use host::replay;
+pub use request::RecordRequest;
+pub use run::{ReplayError, ReplayOptions, ReplayReport, Verdict};

@@ -20,7 +20,6 @@ use corral_sandbox::{DirGrant, Grants, Op, ResolveFuture, Resolver, RunSetup};
 
 use super::capture::outcome_json;
 use super::file::Recording;
-use crate::Host;
 
 /// How a replay treats the plugin it runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -128,33 +127,7 @@ pub enum ReplayError {
     ShuttingDown,
 }
 
-/// Replays `recording` on `host`'s build of its plugin (see the module
-/// docs). A divergence, a changed output or a failed run is a
-/// [`ReplayReport`], not an error.
-///
-/// # Errors
-/// [`ReplayError`]: the plugin is not loaded, is another build and
-/// `options` is not a shadow test, a file the run read was not recorded,
-/// or the scratch directories cannot be made.
-pub async fn replay(
-    host: &Host,
-    recording: &Recording,
-    options: ReplayOptions,
-) -> Result<ReplayReport, ReplayError> {
-    let header = &recording.header;
-    let catalog = host.catalog();
-    let plugin = catalog
-        .tools()
-        .filter_map(|t| t.plugin())
-        .find(|p| p.name() == header.plugin)
-        .ok_or_else(|| ReplayError::NotLoaded {
-            plugin: header.plugin.clone(),
-        })?;
-    let (engine, permits) = host.sandbox_parts();
-    replay_plugin(engine, permits, plugin, recording, options).await
-}
-
-/// [`replay`] on `plugin`, with a slot of `permits` on `engine` (the
+/// [`replay`](super::replay) on `plugin`, with a slot of `permits` on `engine` (the
 /// update gate's replay of a build not served yet).
 pub(crate) async fn replay_plugin(
     engine: &corral_sandbox::Engine,

@@ -216,6 +216,7 @@ impl DispatchShared {
                 grants,
                 arguments: &invocation.arguments.text,
                 context: &invocation.context,
+                parent: request.as_ref().map(|r| r.next_run()),
             };
             crate::replay::capture::keep(
                 self.recordings.clone(),

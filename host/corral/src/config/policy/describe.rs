@@ -188,6 +188,22 @@ impl Policy {
         for quota in &self.quotas.quotas {
             lines.push(format!("each tenant's quota of {quota}"));
         }
+        if let Some(record) = &self.record {
+            let which = if record.only_failures {
+                "failed calls"
+            } else {
+                "calls"
+            };
+            lines.push(format!(
+                "records {}% of its {which} into the host's recordings directory{}",
+                record.rate * 100.0,
+                if record.gate_updates {
+                    "; a new build replays them before it replaces the served one"
+                } else {
+                    ""
+                }
+            ));
+        }
         if !self.any_component {
             lines.push("any-component mode off: loads only if it targets corral's world".into());
         }
