@@ -434,3 +434,45 @@ async fn the_update_gate_holds_a_changed_build_and_swaps_an_identical_one() {
         .expect("call");
     assert!(out.text.contains("dup-b"), "{}", out.text);
 }
+
+#[tokio::test]
+async fn a_policy_that_records_failures_keeps_only_the_failed_calls() {
+    let dir =
+        plugin_dir_with_policies(&[(HOSTILE, Some("version = 1\n[record]\non = \"failure\"\n"))]);
+    let recordings = tempfile::tempdir().expect("recordings");
+    let host = host_recording_into(dir.path(), recordings.path()).await;
+    for i in 0..3 {
+        let text = json!({ "text": i.to_string() }).to_string();
+        host.call("echo", &text, &CallOptions::default())
+            .await
+            .expect("echo");
+    }
+    let message = json!({ "message": "it broke" }).to_string();
+    host.call("fail", &message, &CallOptions::default())
+        .await
+        .unwrap_err();
+    // Written in the background: wait for the writer, up to 10 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let files = loop {
+        let files = corral::replay::recordings_in(recordings.path()).unwrap_or_default();
+        if !files.is_empty() || std::time::Instant::now() > deadline {
+            break files;
+        }
+        tokio::task::yield_now().await;
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert_eq!(files.len(), 1, "{files:?}");
+    let recording = Recording::read(&files[0]).expect("read");
+    assert_eq!(recording.header.tool, "fail");
+    assert!(recording.outcome.failed);
+    assert_eq!(recording.header.parent, None, "sampled, not asked for");
+    assert!(
+        recording.outcome.result.contains("it broke"),
+        "{}",
+        recording.outcome.result
+    );
+    let report = replay(&host, &recording, ReplayOptions::default())
+        .await
+        .expect("replay");
+    assert_eq!(report.verdict, Verdict::Identical);
+}

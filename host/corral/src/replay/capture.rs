@@ -128,7 +128,7 @@ fn failure_json(failure: &Failure) -> serde_json::Value {
 
 /// Writes `recording` off the async runtime's workers. For a caller's
 /// request, waits and notes the path on it; otherwise (a sampled call)
-/// writes in the background.
+/// queues it for the directory's writer thread.
 async fn write(
     recordings: Option<Arc<Recordings>>,
     request: Option<Arc<RecordRequest>>,
@@ -144,18 +144,12 @@ async fn write(
         }
         return;
     };
-    let tool = recording.header.shown.clone();
-    let written = tokio::task::spawn_blocking(move || recordings.write(&recording));
     let Some(request) = request else {
-        tokio::spawn(async move {
-            match written.await {
-                Ok(Ok(path)) => tracing::debug!(tool, path = %path.display(), "call recorded"),
-                Ok(Err(err)) => tracing::warn!(tool, "recording not written: {err}"),
-                Err(_) => {}
-            }
-        });
+        recordings.write_later(recording);
         return;
     };
+    let tool = recording.header.shown.clone();
+    let written = tokio::task::spawn_blocking(move || recordings.write(&recording));
     match written.await {
         Ok(Ok(path)) => lock(&request.written).push(path),
         Ok(Err(err)) => lock(&request.failed).push(format!("{tool}: recording not written: {err}")),

@@ -85,7 +85,15 @@ pub struct Recordings {
     counter: AtomicU64,
     /// The directory was made private by this process.
     ready: std::sync::OnceLock<()>,
+    /// The writer thread's queue (made at the first background write).
+    queue: Mutex<Option<std::sync::mpsc::SyncSender<Recording>>>,
+    /// Sampled recordings dropped because the queue was full.
+    dropped: AtomicU64,
 }
+
+/// Recordings waiting for the writer thread, at most: 64. A sampled
+/// recording past them is dropped (counted, logged), never waited for.
+pub const MAX_QUEUED: usize = 64;
 
 impl Recordings {
     /// Opens the directory of `config` (made, 0700, at the first write)
@@ -112,6 +120,8 @@ impl Recordings {
             kept: Mutex::new(kept.into()),
             counter: AtomicU64::new(0),
             ready: std::sync::OnceLock::new(),
+            queue: Mutex::new(None),
+            dropped: AtomicU64::new(0),
         };
         recordings.evict();
         Ok(recordings)
@@ -191,6 +201,58 @@ impl Recordings {
             .filter(|r| r.header.plugin == plugin && r.header.plugin_sha256 == sha256)
             .take(most)
             .collect()
+    }
+
+    /// Queues `recording` for the writer thread (one per directory, made
+    /// at the first call, ended when the directory is dropped): a sampled
+    /// call never waits for its recording. With [`MAX_QUEUED`] waiting, it
+    /// is dropped and counted ([`Recordings::dropped`]).
+    pub(crate) fn write_later(self: &std::sync::Arc<Self>, recording: Recording) {
+        let mut queue = self
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if queue.is_none() {
+            let (sender, receiver) = std::sync::mpsc::sync_channel::<Recording>(MAX_QUEUED);
+            let owner = std::sync::Arc::downgrade(self);
+            let spawned = std::thread::Builder::new()
+                .name("corral-recordings".into())
+                .spawn(move || {
+                    while let Ok(recording) = receiver.recv() {
+                        let Some(owner) = owner.upgrade() else { break };
+                        if let Err(err) = owner.write(&recording) {
+                            tracing::warn!(
+                                tool = recording.header.shown,
+                                "recording not written: {err}"
+                            );
+                        }
+                    }
+                });
+            match spawned {
+                Ok(_) => *queue = Some(sender),
+                Err(err) => {
+                    tracing::warn!("cannot start the recordings writer: {err}");
+                    return;
+                }
+            }
+        }
+        if let Some(sender) = queue.as_ref()
+            && sender.try_send(recording).is_err()
+        {
+            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if dropped.is_power_of_two() {
+                tracing::warn!(
+                    dropped,
+                    "sampled recordings dropped: the writer is {MAX_QUEUED} behind; \
+                     lower `[record] rate`"
+                );
+            }
+        }
+    }
+
+    /// Sampled recordings dropped so far because the writer was behind.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     /// Writes `recording` and removes the oldest recordings past the

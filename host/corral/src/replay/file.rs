@@ -173,11 +173,26 @@ impl Recording {
     pub fn encode(&self) -> std::io::Result<Vec<u8>> {
         let mut cbor = Vec::new();
         ciborium::into_writer(self, &mut cbor).map_err(std::io::Error::other)?;
-        let mut bytes = Vec::with_capacity(cbor.len() / 3 + 64);
+        // Level 1, one compression context per thread (making one costs
+        // more than compressing a small recording).
+        thread_local! {
+            static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let frame = COMPRESSOR.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell.is_none() {
+                *cell = Some(zstd::bulk::Compressor::new(1)?);
+            }
+            match cell.as_mut() {
+                Some(compressor) => compressor.compress(&cbor),
+                None => Err(std::io::Error::other("no zstd compressor")),
+            }
+        })?;
+        let mut bytes = Vec::with_capacity(frame.len() + 64);
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&FORMAT_VERSION.to_be_bytes());
-        // Level 3: zstd's default, about 0.1 ms for a small recording.
-        zstd::stream::copy_encode(cbor.as_slice(), &mut bytes, 3)?;
+        bytes.extend_from_slice(&frame);
         let digest = Sha256::digest(&bytes);
         bytes.extend_from_slice(&digest);
         Ok(bytes)
