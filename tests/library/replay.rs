@@ -476,3 +476,45 @@ async fn a_policy_that_records_failures_keeps_only_the_failed_calls() {
         .expect("replay");
     assert_eq!(report.verdict, Verdict::Identical);
 }
+
+#[tokio::test]
+async fn a_plans_steps_are_child_recordings_of_one_call() {
+    let dir = plugin_dir_with_policies(&[(ENCODE, None), (TEXT, None)]);
+    let recordings = tempfile::tempdir().expect("recordings");
+    let host = host_recording_into(dir.path(), recordings.path()).await;
+    let plan = json!({"steps": [
+        {"id": "a", "tool": "sha256", "arguments": {"text": "one"}},
+        {"id": "b", "tool": "word_count", "arguments": {"text": "one two"}},
+    ]});
+    let request = RecordRequest::new();
+    host.call(
+        "execute_tool_plan",
+        &plan.to_string(),
+        &CallOptions::default().with_record(request.clone()),
+    )
+    .await
+    .expect("plan");
+    let mut steps: Vec<Recording> = request
+        .written()
+        .iter()
+        .map(|p| Recording::read(p).expect("read"))
+        .collect();
+    steps.sort_by_key(|r| r.header.parent.as_ref().map(|p| p.1));
+    assert_eq!(steps.len(), 2, "one recording per step");
+    let (first, second) = (&steps[0].header, &steps[1].header);
+    let ids = (
+        first.parent.clone().unwrap(),
+        second.parent.clone().unwrap(),
+    );
+    assert_eq!(ids.0.0, ids.1.0, "one call");
+    assert_eq!((ids.0.1, ids.1.1), (0, 1));
+    let mut tools = vec![first.tool.as_str(), second.tool.as_str()];
+    tools.sort_unstable();
+    assert_eq!(tools, ["sha256", "word_count"]);
+    for step in &steps {
+        let report = replay(&host, step, ReplayOptions::default())
+            .await
+            .expect("replay");
+        assert_eq!(report.verdict, Verdict::Identical);
+    }
+}

@@ -56,6 +56,16 @@ impl Engine {
     /// When wasmtime rejects the configuration, for example when the machine
     /// cannot reserve the pool's address space (`ulimit -v`).
     pub fn new(pool: PoolConfig) -> Result<Self, wasmtime::Error> {
+        Self::with_floats(pool, true)
+    }
+
+    /// [`Engine::new`], with deterministic floats on or off: off only to
+    /// measure what they cost (BENCHMARKS.md); a host always has them on.
+    ///
+    /// # Errors
+    /// As [`Engine::new`].
+    #[doc(hidden)]
+    pub fn with_floats(pool: PoolConfig, deterministic: bool) -> Result<Self, wasmtime::Error> {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.consume_fuel(true);
@@ -65,8 +75,8 @@ impl Engine {
         // and relaxed SIMD's results are the same on every ISA. One engine
         // for calls, recording and replay, so one component cache; the cost
         // on float-heavy guests is in BENCHMARKS.md ("Record and replay").
-        config.cranelift_nan_canonicalization(true);
-        config.relaxed_simd_deterministic(true);
+        config.cranelift_nan_canonicalization(deterministic);
+        config.relaxed_simd_deterministic(deterministic);
 
         let instances = pool.max_concurrent_instances + SCRIPT_INSTANCES;
         let mut pooling = PoolingAllocationConfig::new();

@@ -4,8 +4,10 @@
 //! (interleaved blocks, the p50 of each), for a tool with few imports
 //! (`sha256`), one with an HTTP body (`fetch_url` against a local server)
 //! and one with many imports at start-up (Python's `table_render`); a call
-//! whose caller waits for its recording to be written; and a replay's run
-//! against the original call's.
+//! whose caller waits for its recording to be written; a replay's run
+//! against the original call's; and what deterministic floats (canonical
+//! NaNs, deterministic relaxed SIMD, on for every engine so that replays
+//! are faithful on any CPU) cost a float-heavy guest, on the bare floor.
 
 use std::time::Instant;
 
@@ -16,6 +18,7 @@ use tokio::runtime::Runtime;
 use crate::Effort;
 use crate::calls::{runtime, sample};
 use crate::table::{Report, Row, Value, p50_micros};
+use corral_test_support::Floor;
 
 /// A host over copies of `plugins`, each with `policy` (its `{port}`
 /// replaced), recording into a directory of its own.
@@ -157,6 +160,70 @@ pub fn costs(effort: Effort, report: &mut Report) {
             figure: "… its replay's run, p50".into(),
             value: Value::Micros(p50_micros(&mut replays)),
             baseline: Some(("the call, p50".into(), Value::Micros(without))),
+            target: "—".into(),
+            met: None,
+        });
+    }
+    floats(effort, report);
+}
+
+/// The bare floor of `call` on `floor`, `n` times: latencies in ns.
+fn floor_latencies(rt: &Runtime, floor: &Floor, call: (&str, &str), n: usize) -> Vec<u64> {
+    rt.block_on(async {
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = Instant::now();
+            drop(floor.call(call.0, call.1).await);
+            out.push(start.elapsed().as_nanos() as u64);
+        }
+        out
+    })
+}
+
+fn floats(effort: Effort, report: &mut Report) {
+    let rt = runtime();
+    let pool = corral::PoolConfig::default();
+    let on = corral::Engine::new(pool).expect("engine");
+    let off = corral::Engine::with_floats(pool, false).expect("engine");
+    let cases: [(&str, (&str, &str)); 2] = [
+        (
+            "chart",
+            (
+                "bar_chart",
+                r#"{"title":"Calls","labels":["a","b","c","d"],"values":[3.0,-1.5,7.25,2.0],"width":320,"height":200}"#,
+            ),
+        ),
+        (
+            "tables",
+            (
+                "table_render",
+                r#"{"rows":[{"a":1.5,"b":2},{"a":3.25,"b":4}]}"#,
+            ),
+        ),
+    ];
+    for (name, call) in cases {
+        let (with, without) = (
+            Floor::new(&on, &sample(name)),
+            Floor::new(&off, &sample(name)),
+        );
+        let n = effort.pick(600, 2);
+        floor_latencies(&rt, &with, call, n / 10 + 1);
+        floor_latencies(&rt, &without, call, n / 10 + 1);
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for _ in 0..10 {
+            xs.extend(floor_latencies(&rt, &with, call, n / 10 + 1));
+            ys.extend(floor_latencies(&rt, &without, call, n / 10 + 1));
+        }
+        report.push(Row {
+            figure: format!(
+                "`{}` (`{name}`), deterministic floats, bare floor p50",
+                call.0
+            ),
+            value: Value::Micros(p50_micros(&mut xs)),
+            baseline: Some((
+                "without them, p50".into(),
+                Value::Micros(p50_micros(&mut ys)),
+            )),
             target: "—".into(),
             met: None,
         });

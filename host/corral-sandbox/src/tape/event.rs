@@ -11,8 +11,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::script::JournalEntry;
-
 /// One import result, in the order the guest received it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
@@ -86,8 +84,6 @@ pub enum Event {
         /// What the guest got.
         decision: Decision,
     },
-    /// A tool call of a script (code mode), as its journal keeps it.
-    Tool(JournalEntry),
 }
 
 impl Event {
@@ -105,7 +101,6 @@ impl Event {
             Self::Open { .. } | Self::Stat { .. } | Self::Entry { .. } => Channel::Files,
             Self::Log { .. } | Self::Progress { .. } => Channel::Output,
             Self::Approval { .. } => Channel::Approval,
-            Self::Tool(_) => Channel::Tool,
         }
     }
 
@@ -140,10 +135,6 @@ impl Event {
             Self::Approval { description, .. } => {
                 format!("corral:tool/host.request-approval({description:?})")
             }
-            Self::Tool(entry) => format!(
-                "corral:code/tools.call({}, arguments sha256 {})",
-                entry.tool, entry.arguments_sha256
-            ),
         };
         corral_names::text::escape(&corral_names::text::truncate(text, 200)).into_owned()
     }
@@ -161,12 +152,6 @@ impl Event {
                 description,
                 decision,
             } => description.len() + decision.weight(),
-            Self::Tool(entry) => match &entry.answer {
-                crate::JournalAnswer::Json { text } | crate::JournalAnswer::Text { text } => {
-                    text.len()
-                }
-                crate::JournalAnswer::Failed { message, .. } => message.len(),
-            },
         }
     }
 }
@@ -182,11 +167,10 @@ pub(crate) enum Channel {
     Files,
     Output,
     Approval,
-    Tool,
 }
 
 impl Channel {
-    pub(crate) const COUNT: usize = 8;
+    pub(crate) const COUNT: usize = 7;
 
     pub(crate) fn index(self) -> usize {
         self as usize

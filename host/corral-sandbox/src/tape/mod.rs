@@ -9,13 +9,13 @@
 //!   contents of each file opened to read; the `wasi:http` gate appends
 //!   each request and the response as the guest received it, its body
 //!   teed as it streams; `request-approval` appends the decision, `log` and
-//!   `progress` their lines (within [`MAX_LOG_LINES`](crate::MAX_LOG_LINES)),
-//!   code mode's runner each tool call's journal entry. The events, the
+//!   `progress` their lines (within [`MAX_LOG_LINES`](crate::MAX_LOG_LINES)).
+//!   The events, the
 //!   captures and the insecure seed make a [`TapeLog`].
 //! - **Replay** ([`Tape::replay`]): the same wrappers answer from the
 //!   events instead of their source. Events are answered in order within
 //!   their channel (the clocks, random, HTTP, files,
-//!   approvals, tool calls), so an extra clock read or a body that arrives
+//!   approvals), so an extra clock read or a body that arrives
 //!   in other chunks changes nothing. The first request that does not
 //!   match the next recorded one of its channel is the
 //!   [`Divergence`]; the guest then gets a neutral answer (an HTTP error,
@@ -230,7 +230,6 @@ impl Tape {
             Channel::Http,
             Channel::Files,
             Channel::Approval,
-            Channel::Tool,
         ] {
             let from = deck.cursors[channel.index()];
             unused += deck.events[from.min(deck.events.len())..]
