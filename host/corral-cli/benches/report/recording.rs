@@ -119,8 +119,17 @@ pub fn costs(effort: Effort, report: &mut Report) {
         let (on, _a) = host(&rt, &[plugin], &format!("{allow}{record}"), server.port);
         let (off, _b) = host(&rt, &[plugin], &allow, server.port);
         let (with, without) = interleaved(&rt, &on, &off, call, n);
+        let made = (n / 20 + 1) * 21;
+        let dropped = on
+            .recordings()
+            .map_or(0, corral::replay::Recordings::dropped);
         report.push(Row {
-            figure: format!("`{}` ({what}), every call recorded by policy, p50", call.0),
+            figure: format!(
+                "`{}` ({what}), every call sampled by policy ({} of {made} written, the rest \
+                 dropped: the writer was behind), p50",
+                call.0,
+                made as u64 - dropped
+            ),
             value: Value::Micros(with),
             baseline: Some(("not recorded, p50".into(), Value::Micros(without))),
             target: "≤ 1.3×".into(),

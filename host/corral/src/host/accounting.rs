@@ -161,6 +161,13 @@ impl Host {
         self.inner.evidence.flush()
     }
 
+    /// The recordings directory ([`HostBuilder::recordings`]), if any: where
+    /// recorded calls go, and how many sampled ones were dropped because
+    /// its writer was behind ([`Recordings::dropped`](crate::replay::Recordings::dropped)).
+    pub fn recordings(&self) -> Option<&crate::replay::Recordings> {
+        self.inner.recordings.as_deref()
+    }
+
     /// The host's quota rules ([`HostBuilder::quotas`]).
     pub fn quota_rules(&self) -> &crate::QuotaRules {
         self.inner.quotas.rules()

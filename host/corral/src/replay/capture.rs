@@ -157,10 +157,10 @@ async fn write(
     }
 }
 
-/// Whether a run is taped: its caller asked, or its plugin's policy
-/// samples it (`[record]`).
-pub(crate) fn wanted(requested: bool, policy: &crate::Policy) -> bool {
-    requested || policy.record.is_some_and(|r| r.tapes())
+/// Whether the plugin's policy samples this run (`[record]`); the host
+/// must have a recordings directory for it to matter.
+pub(crate) fn sampled(policy: &crate::Policy) -> bool {
+    policy.record.is_some_and(|r| r.tapes())
 }
 
 /// Writes a taped run's recording when its caller asked (waiting), or
