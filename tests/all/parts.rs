@@ -270,7 +270,7 @@ async fn the_chart_sample_draws_a_png_of_the_size_asked_and_returns_its_data() {
 
 /// Answers a call's client requests: the person says "Ada", the model "4",
 /// the roots are one folder.
-struct Scripted;
+pub(crate) struct Scripted;
 
 impl corral::ClientRequests for Scripted {
     fn ask<'a>(

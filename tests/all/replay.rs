@@ -147,3 +147,48 @@ async fn a_recording_of_a_call_with_a_credential_holds_no_secret_in_any_encoding
     assert_eq!(scan.text(&String::from_utf8_lossy(&cbor)).1, 0);
     assert_eq!(scan.text(&String::from_utf8_lossy(&raw)).1, 0);
 }
+
+#[tokio::test]
+async fn a_guests_questions_to_its_client_are_answered_from_the_recording() {
+    use crate::support::{C_PROBE, PY_PROBE, plugin_dir_with_policies};
+    let policy = "version = 1\n[client]\nelicitation = true\nroots = true\n\
+                  sampling = { max_tokens = 20, calls_per_call = 1 }\n";
+    let dir = plugin_dir_with_policies(&[(PY_PROBE, Some(policy)), (C_PROBE, Some(policy))]);
+    let recordings = dir.path().join("recordings");
+    let host = crate::support::builder(dir.path())
+        .recordings(corral::replay::RecordingsConfig::new(&recordings))
+        .build()
+        .await
+        .expect("host");
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    for (tool, arguments) in [
+        ("py_ask", r#"{"question": "Who are you?"}"#),
+        ("c_sample", r#"{"path": "?"}"#),
+    ] {
+        let request = corral::replay::RecordRequest::new();
+        let options = corral::CallOptions::default()
+            .with_client(std::sync::Arc::new(crate::parts::Scripted))
+            .with_record(request.clone());
+        let out = host.call(tool, arguments, &options).await.expect(tool);
+        let recording =
+            corral::replay::Recording::read(&request.written()[0]).expect("the recording");
+        assert!(
+            recording
+                .events
+                .iter()
+                .any(|e| matches!(e, corral::tape::Event::Client { .. })),
+            "{tool}: no client event"
+        );
+        // No client at all now: the recording answers.
+        let report =
+            corral::replay::replay(&host, &recording, corral::replay::ReplayOptions::default())
+                .await
+                .expect("replay");
+        assert_eq!(
+            report.verdict,
+            corral::replay::Verdict::Identical,
+            "{tool}: {}",
+            out.text
+        );
+    }
+}

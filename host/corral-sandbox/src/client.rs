@@ -17,7 +17,7 @@ use crate::parts::{Media, Role};
 
 /// What a plugin's policy lets its guest ask the client (`[client]`).
 /// Deny by default: [`ClientGrants::default`] grants nothing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct ClientGrants {
     /// `elicit`: ask the person for input.
@@ -45,7 +45,7 @@ impl ClientGrants {
 }
 
 /// The limits of `[client] sampling`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct SamplingGrant {
     /// The most tokens one request may ask the model for.
@@ -205,7 +205,7 @@ pub struct ModelPreferences {
 }
 
 /// The client's answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ClientAnswer {
@@ -218,7 +218,7 @@ pub enum ClientAnswer {
 }
 
 /// The person's answer to an elicitation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Elicitation {
@@ -231,7 +231,7 @@ pub enum Elicitation {
 }
 
 /// The model's answer to a sampling request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct Sampled {
     /// What it wrote (untrusted).
@@ -254,7 +254,7 @@ impl Sampled {
 }
 
 /// A workspace root of the client.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct Root {
     /// Its URI (untrusted; grants nothing).

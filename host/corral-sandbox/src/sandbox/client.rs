@@ -27,6 +27,7 @@ use crate::client::{
     elicitation_schema_problem, key_problem,
 };
 use crate::parts::{Media, Role};
+use crate::tape::{ClientReply, Event, Tape};
 
 /// The most requests one `ask` takes: 8.
 pub const MAX_ASKED_AT_ONCE: usize = 8;
@@ -175,6 +176,77 @@ impl SandboxState {
         &mut self,
         requests: Vec<ClientRequest>,
     ) -> wasmtime::Result<Vec<Result<ClientAnswer, ClientError>>> {
+        let asked: Vec<String> = requests
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap_or_default())
+            .collect();
+        if let Some(tape) = self.tape.clone().filter(|t| t.is_replay()) {
+            return self.replayed(&tape, asked);
+        }
+        let answers = self.asked_client(requests).await;
+        if let Some(tape) = self.tape.as_ref() {
+            let replies = match &answers {
+                Ok(answers) => answers.iter().map(reply).collect(),
+                Err(stop) => vec![ClientReply::Stopped(stop.to_string())],
+            };
+            tape.push(Event::Client {
+                requests: asked,
+                answers: replies,
+            });
+        }
+        answers
+    }
+
+    /// A replay's answers to `asked`, from the recording; a departure gets
+    /// `unsupported` for each.
+    fn replayed(
+        &mut self,
+        tape: &Tape,
+        asked: Vec<String>,
+    ) -> wasmtime::Result<Vec<Result<ClientAnswer, ClientError>>> {
+        let got = Event::Client {
+            requests: asked.clone(),
+            answers: Vec::new(),
+        };
+        let answer = tape.answer(
+            &got,
+            |event| matches!(event, Event::Client { requests, .. } if *requests == asked),
+        );
+        let Some(Event::Client { answers, .. }) = answer else {
+            let departed = "the replay departed from its recording here".to_owned();
+            return Ok(asked
+                .iter()
+                .map(|_| Err(ClientError::Unsupported(departed.clone())))
+                .collect());
+        };
+        let mut out = Vec::with_capacity(answers.len());
+        for reply in answers {
+            out.push(match reply {
+                ClientReply::Answer(value) => {
+                    serde_json::from_value(value).map_err(|_| mismatched())
+                }
+                ClientReply::Unsupported(text) => Err(ClientError::Unsupported(text)),
+                ClientReply::OverBudget(text) => Err(ClientError::OverBudget(text)),
+                ClientReply::Failed(text) => Err(ClientError::Failed(text)),
+                ClientReply::Stopped(reason) => {
+                    self.config_error = Some(crate::CallError::Configuration {
+                        tool: self.tool.to_string(),
+                        message: reason.clone(),
+                    });
+                    return Err(wasmtime::Error::msg(format!(
+                        "the guest was stopped at its client request: {reason}"
+                    )));
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    /// The call's hook asked, with the wall-clock budget paused.
+    async fn asked_client(
+        &mut self,
+        requests: Vec<ClientRequest>,
+    ) -> wasmtime::Result<Vec<Result<ClientAnswer, ClientError>>> {
         let Some(hook) = self.client.clone() else {
             return Ok(requests
                 .iter()
@@ -214,6 +286,17 @@ impl SandboxState {
             .pop()
             .unwrap_or_else(|| Err(mismatched()))
             .map(answer))
+    }
+}
+
+/// An answer as a tape keeps it.
+fn reply(answer: &Result<ClientAnswer, ClientError>) -> ClientReply {
+    match answer {
+        Ok(answer) => ClientReply::Answer(serde_json::to_value(answer).unwrap_or_default()),
+        Err(ClientError::Unsupported(text)) => ClientReply::Unsupported(text.clone()),
+        Err(ClientError::OverBudget(text)) => ClientReply::OverBudget(text.clone()),
+        Err(ClientError::Failed(text)) => ClientReply::Failed(text.clone()),
+        Err(other) => ClientReply::Failed(format!("{other:?}")),
     }
 }
 

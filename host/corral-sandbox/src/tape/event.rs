@@ -77,6 +77,14 @@ pub enum Event {
         /// The text, cut and scanned.
         message: String,
     },
+    /// Requests to the MCP client asked at once (WIT 0.3.0 `elicit`,
+    /// `sample`, `roots`, `ask`) and the answers the guest got.
+    Client {
+        /// Each request as JSON text (`ClientRequest`).
+        requests: Vec<String>,
+        /// An answer per request, in order.
+        answers: Vec<ClientReply>,
+    },
     /// A `request-approval` and the decision the guest got.
     Approval {
         /// The guest's description, cut and scanned.
@@ -101,6 +109,7 @@ impl Event {
             Self::Open { .. } | Self::Stat { .. } | Self::Entry { .. } => Channel::Files,
             Self::Log { .. } | Self::Progress { .. } => Channel::Output,
             Self::Approval { .. } => Channel::Approval,
+            Self::Client { .. } => Channel::Client,
         }
     }
 
@@ -135,6 +144,9 @@ impl Event {
             Self::Approval { description, .. } => {
                 format!("corral:tool/host.request-approval({description:?})")
             }
+            Self::Client { requests, .. } => {
+                format!("corral:tool/client.ask({})", requests.join(", "))
+            }
         };
         corral_names::text::escape(&corral_names::text::truncate(text, 200)).into_owned()
     }
@@ -152,6 +164,10 @@ impl Event {
                 description,
                 decision,
             } => description.len() + decision.weight(),
+            Self::Client { requests, answers } => {
+                requests.iter().map(String::len).sum::<usize>()
+                    + answers.iter().map(ClientReply::weight).sum::<usize>()
+            }
         }
     }
 }
@@ -167,10 +183,11 @@ pub(crate) enum Channel {
     Files,
     Output,
     Approval,
+    Client,
 }
 
 impl Channel {
-    pub(crate) const COUNT: usize = 7;
+    pub(crate) const COUNT: usize = 8;
 
     pub(crate) fn index(self) -> usize {
         self as usize
@@ -307,6 +324,35 @@ impl Decision {
             Self::Edit { arguments: text }
             | Self::Reject { reason: text }
             | Self::Failed { message: text } => text.len(),
+        }
+    }
+}
+
+/// What a request to the MCP client got.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientReply {
+    /// The answer (`ClientAnswer` as JSON).
+    Answer(serde_json::Value),
+    /// `unsupported`, with its text.
+    Unsupported(String),
+    /// `over-budget`, with its text.
+    OverBudget(String),
+    /// `failed`, with its text.
+    Failed(String),
+    /// The guest was stopped at the request (the call ended there), with
+    /// the call's error.
+    Stopped(String),
+}
+
+impl ClientReply {
+    fn weight(&self) -> usize {
+        match self {
+            Self::Answer(value) => value.to_string().len(),
+            Self::Unsupported(text)
+            | Self::OverBudget(text)
+            | Self::Failed(text)
+            | Self::Stopped(text) => text.len(),
         }
     }
 }

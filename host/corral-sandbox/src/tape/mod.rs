@@ -8,14 +8,15 @@
 //!   appends each `open-at`, `stat` and directory entry and captures the
 //!   contents of each file opened to read; the `wasi:http` gate appends
 //!   each request and the response as the guest received it, its body
-//!   teed as it streams; `request-approval` appends the decision, `log` and
+//!   teed as it streams; `request-approval` appends the decision, the
+//!   0.3.0 client requests (`sandbox/client.rs`) their answers, `log` and
 //!   `progress` their lines (within [`MAX_LOG_LINES`](crate::MAX_LOG_LINES)).
 //!   The events, the
 //!   captures and the insecure seed make a [`TapeLog`].
 //! - **Replay** ([`Tape::replay`]): the same wrappers answer from the
 //!   events instead of their source. Events are answered in order within
 //!   their channel (the clocks, random, HTTP, files,
-//!   approvals), so an extra clock read or a body that arrives
+//!   approvals, client requests), so an extra clock read or a body that arrives
 //!   in other chunks changes nothing. The first request that does not
 //!   match the next recorded one of its channel is the
 //!   [`Divergence`]; the guest then gets a neutral answer (an HTTP error,
@@ -39,8 +40,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use event::Channel;
 pub use event::{
-    BodyEnd, ClockKind, Decision, Event, FileCapture, HttpExchange, HttpResponse, MAX_HASHED_BYTES,
-    RandomSource, Stat,
+    BodyEnd, ClientReply, ClockKind, Decision, Event, FileCapture, HttpExchange, HttpResponse,
+    MAX_HASHED_BYTES, RandomSource, Stat,
 };
 
 /// Default cap of one recording's events and captured files, in bytes
@@ -230,6 +231,7 @@ impl Tape {
             Channel::Http,
             Channel::Files,
             Channel::Approval,
+            Channel::Client,
         ] {
             let from = deck.cursors[channel.index()];
             unused += deck.events[from.min(deck.events.len())..]

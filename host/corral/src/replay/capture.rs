@@ -59,6 +59,7 @@ pub(crate) fn recording(
                     .iter()
                     .map(|c| format!("{} for {}", c.name, c.host))
                     .collect(),
+                client: grants.client,
             },
             arguments: given.arguments.to_owned(),
             context: given.context.to_vec(),

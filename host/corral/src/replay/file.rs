@@ -98,6 +98,9 @@ pub struct RecordedGrants {
     pub http_allow: Vec<String>,
     /// The headers the host injects, as `NAME for DESTINATION` (no values).
     pub credentials: Vec<String>,
+    /// What the guest could ask the MCP client (`[client]`).
+    #[serde(default)]
+    pub client: corral_sandbox::ClientGrants,
 }
 
 /// How a run ended, as JSON text a replay compares byte for byte.

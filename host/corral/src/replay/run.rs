@@ -245,6 +245,7 @@ fn output_lines(outcome: &str, events: &[Event]) -> String {
 fn lay_out(recording: &Recording, scratch: &Path) -> std::io::Result<Grants> {
     let mut grants = Grants::none();
     grants.env = recording.header.grants.env.clone();
+    grants.client = recording.header.grants.client;
     let mut roots = Vec::new();
     for (index, (guest, _, writable)) in recording.header.grants.dirs.iter().enumerate() {
         let host = scratch.join(index.to_string());
