@@ -239,6 +239,7 @@ impl Recordings {
         if let Some(sender) = queue.as_ref()
             && sender.try_send(recording).is_err()
         {
+            metrics::counter!("corral_recordings_dropped_total").increment(1);
             let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             if dropped.is_power_of_two() {
                 tracing::warn!(
@@ -283,6 +284,7 @@ impl Recordings {
         };
         corral_files::write_whole(&path, &bytes, options)?;
         self.lock().push_back((path.clone(), bytes.len() as u64));
+        metrics::counter!("corral_recordings_written_total").increment(1);
         self.evict();
         Ok(path)
     }
