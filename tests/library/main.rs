@@ -28,6 +28,7 @@ mod replay;
 mod resilience;
 mod samples;
 mod search;
+mod update_gate;
 /// The shared helpers (the `corral-test-support` crate).
 mod support {
     pub use corral_test_support::*;

@@ -3,8 +3,9 @@
 //! and replays identically with its server stopped and its files gone; a
 //! changed build shows its output diff and one that asks for another URL
 //! diverges there; recordings stay within their caps and their directory
-//! within its bounds; a cut or changed recording is refused. The CLI and
-//! the leak scan of a recording: `tests/all/replay.rs`.
+//! within its bounds; a cut or changed recording is refused. The update
+//! gate: `update_gate.rs`; the CLI and the leak scan of a recording:
+//! `tests/all/replay.rs`.
 
 use std::path::Path;
 
@@ -21,7 +22,11 @@ use crate::support::{
 };
 
 /// Calls `tool` with a record request; the one recording it wrote.
-async fn record(host: &Host, tool: &str, arguments: Value) -> (Recording, std::path::PathBuf) {
+pub(crate) async fn record(
+    host: &Host,
+    tool: &str,
+    arguments: Value,
+) -> (Recording, std::path::PathBuf) {
     let request = RecordRequest::new();
     let options = CallOptions::default().with_record(request.clone());
     let _ = host.call(tool, &arguments.to_string(), &options).await;
@@ -33,7 +38,7 @@ async fn record(host: &Host, tool: &str, arguments: Value) -> (Recording, std::p
     (recording, written[0].clone())
 }
 
-async fn host_recording_into(dir: &Path, recordings: &Path) -> Host {
+pub(crate) async fn host_recording_into(dir: &Path, recordings: &Path) -> Host {
     let host = builder(dir)
         .recordings(RecordingsConfig::new(recordings))
         .build()
@@ -147,7 +152,7 @@ async fn every_sample_records_and_replays_identically_offline() {
 }
 
 /// A plugin directory with `build` as `dup.wasm`.
-fn dup_dir(build: &str) -> tempfile::TempDir {
+pub(crate) fn dup_dir(build: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("dir");
     std::fs::copy(guest(build), dir.path().join("dup.wasm")).expect("copy");
     dir
@@ -354,85 +359,46 @@ async fn a_cut_or_changed_recording_is_refused_with_its_reason() {
     );
 }
 
-/// `bytes` (a component) with a custom section appended: another build,
-/// that behaves the same.
-fn rebuilt(bytes: &[u8]) -> Vec<u8> {
-    let name = b"corral-test-rebuild";
-    let mut section = vec![u8::try_from(name.len()).unwrap()];
-    section.extend_from_slice(name);
-    section.extend_from_slice(b"same code, other bytes");
-    let mut out = bytes.to_vec();
-    out.push(0); // a custom section
-    out.push(u8::try_from(section.len()).unwrap()); // its size, one LEB128 byte
-    out.extend_from_slice(&section);
-    out
-}
-
 #[tokio::test]
-async fn the_update_gate_holds_a_changed_build_and_swaps_an_identical_one() {
-    let dir = dup_dir(DUP_A);
-    std::fs::write(
-        dir.path().join("dup.policy.toml"),
-        "version = 1\n[record]\nrate = 0.0\ngate_updates = true\n",
-    )
-    .expect("policy");
+async fn a_plans_steps_are_child_recordings_of_one_call() {
+    let dir = plugin_dir_with_policies(&[(ENCODE, None), (TEXT, None)]);
     let recordings = tempfile::tempdir().expect("recordings");
     let host = host_recording_into(dir.path(), recordings.path()).await;
-    let served = |host: &Host| {
-        host.tool("dup_tool")
-            .and_then(|t| t.plugin().map(|p| p.sha256().to_owned()))
-            .expect("dup_tool")
-    };
-    let first = served(&host);
-    for _ in 0..2 {
-        record(&host, "dup_tool", json!({})).await;
-    }
-    let wasm = dir.path().join("dup.wasm");
-
-    // A build whose output changed waits; the old one keeps serving.
-    std::fs::copy(guest(DUP_B), &wasm).expect("copy");
-    host.reload().await.expect("reload");
-    assert_eq!(served(&host), first);
-    let held = host
-        .load_errors()
+    let plan = json!({"steps": [
+        {"id": "a", "tool": "sha256", "arguments": {"text": "one"}},
+        {"id": "b", "tool": "word_count", "arguments": {"text": "one two"}},
+    ]});
+    let request = RecordRequest::new();
+    host.call(
+        "execute_tool_plan",
+        &plan.to_string(),
+        &CallOptions::default().with_record(request.clone()),
+    )
+    .await
+    .expect("plan");
+    let mut steps: Vec<Recording> = request
+        .written()
         .iter()
-        .map(ToString::to_string)
-        .find(|e| e.contains("changes 2 of 2 recorded calls"))
-        .unwrap_or_else(|| panic!("{:?}", host.load_errors()));
-    assert!(held.contains("--accept"), "{held}");
-    let out = host
-        .call("dup_tool", "{}", &CallOptions::default())
-        .await
-        .expect("call");
-    assert!(out.text.contains("dup-a"), "{}", out.text);
-
-    // A build that replays identically swaps in.
-    let same = rebuilt(&std::fs::read(guest(DUP_A)).expect("read"));
-    std::fs::write(&wasm, &same).expect("write");
-    host.reload().await.expect("reload");
-    assert_ne!(served(&host), first);
-    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
-
-    // A person accepts the changed build: it swaps in at the next reload
-    // (with no recording of the served build, nothing holds it either way:
-    // accept it against the first build's recordings).
-    std::fs::copy(guest(DUP_A), &wasm).expect("copy");
-    host.reload().await.expect("reload");
-    assert_eq!(served(&host), first);
-    std::fs::copy(guest(DUP_B), &wasm).expect("copy");
-    host.reload().await.expect("reload");
-    assert_eq!(served(&host), first, "held again");
-    corral::replay::Recordings::open(RecordingsConfig::new(recordings.path()))
-        .expect("open")
-        .accept_file(&guest(DUP_B))
-        .expect("accept");
-    host.reload().await.expect("reload");
-    assert_ne!(served(&host), first);
-    let out = host
-        .call("dup_tool", "{}", &CallOptions::default())
-        .await
-        .expect("call");
-    assert!(out.text.contains("dup-b"), "{}", out.text);
+        .map(|p| Recording::read(p).expect("read"))
+        .collect();
+    steps.sort_by_key(|r| r.header.parent.as_ref().map(|p| p.1));
+    assert_eq!(steps.len(), 2, "one recording per step");
+    let (first, second) = (&steps[0].header, &steps[1].header);
+    let ids = (
+        first.parent.clone().unwrap(),
+        second.parent.clone().unwrap(),
+    );
+    assert_eq!(ids.0.0, ids.1.0, "one call");
+    assert_eq!((ids.0.1, ids.1.1), (0, 1));
+    let mut tools = vec![first.tool.as_str(), second.tool.as_str()];
+    tools.sort_unstable();
+    assert_eq!(tools, ["sha256", "word_count"]);
+    for step in &steps {
+        let report = replay(&host, step, ReplayOptions::default())
+            .await
+            .expect("replay");
+        assert_eq!(report.verdict, Verdict::Identical);
+    }
 }
 
 #[tokio::test]
@@ -475,46 +441,4 @@ async fn a_policy_that_records_failures_keeps_only_the_failed_calls() {
         .await
         .expect("replay");
     assert_eq!(report.verdict, Verdict::Identical);
-}
-
-#[tokio::test]
-async fn a_plans_steps_are_child_recordings_of_one_call() {
-    let dir = plugin_dir_with_policies(&[(ENCODE, None), (TEXT, None)]);
-    let recordings = tempfile::tempdir().expect("recordings");
-    let host = host_recording_into(dir.path(), recordings.path()).await;
-    let plan = json!({"steps": [
-        {"id": "a", "tool": "sha256", "arguments": {"text": "one"}},
-        {"id": "b", "tool": "word_count", "arguments": {"text": "one two"}},
-    ]});
-    let request = RecordRequest::new();
-    host.call(
-        "execute_tool_plan",
-        &plan.to_string(),
-        &CallOptions::default().with_record(request.clone()),
-    )
-    .await
-    .expect("plan");
-    let mut steps: Vec<Recording> = request
-        .written()
-        .iter()
-        .map(|p| Recording::read(p).expect("read"))
-        .collect();
-    steps.sort_by_key(|r| r.header.parent.as_ref().map(|p| p.1));
-    assert_eq!(steps.len(), 2, "one recording per step");
-    let (first, second) = (&steps[0].header, &steps[1].header);
-    let ids = (
-        first.parent.clone().unwrap(),
-        second.parent.clone().unwrap(),
-    );
-    assert_eq!(ids.0.0, ids.1.0, "one call");
-    assert_eq!((ids.0.1, ids.1.1), (0, 1));
-    let mut tools = vec![first.tool.as_str(), second.tool.as_str()];
-    tools.sort_unstable();
-    assert_eq!(tools, ["sha256", "word_count"]);
-    for step in &steps {
-        let report = replay(&host, step, ReplayOptions::default())
-            .await
-            .expect("replay");
-        assert_eq!(report.verdict, Verdict::Identical);
-    }
 }
