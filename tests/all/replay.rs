@@ -192,3 +192,64 @@ async fn a_guests_questions_to_its_client_are_answered_from_the_recording() {
         );
     }
 }
+
+#[test]
+fn a_pull_that_changes_recorded_outputs_is_held_unless_accepted() {
+    let registry = crate::support::Registry::start();
+    let publish = |build: &str, tag: &str| {
+        let source = tempfile::tempdir().expect("dir");
+        let wasm = source.path().join("dup.wasm");
+        std::fs::copy(guest(build), &wasm).expect("copy");
+        let reference = registry.reference(&format!("tools/dup:{tag}"));
+        let out = corral(
+            source.path(),
+            &[
+                "push",
+                wasm.to_str().expect("utf-8"),
+                &reference,
+                "--no-policy",
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        reference
+    };
+    let (first, next) = (publish(DUP_A, "1"), publish(DUP_B, "2"));
+
+    let target = tempfile::tempdir().expect("target");
+    let recordings = target.path().join("recordings");
+    let at = recordings.to_str().expect("utf-8");
+    let with = |args: &[&str]| {
+        let mut all = vec!["--recordings-dir", at];
+        all.extend_from_slice(args);
+        corral(target.path(), &all)
+    };
+    let out = with(&["pull", &first, "--name", "dup"]);
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::write(
+        target.path().join("dup.policy.toml"),
+        "version = 1\n[record]\nrate = 0.0\ngate_updates = true\n",
+    )
+    .expect("policy");
+    let out = with(&["call", "dup_tool", "{}", "--record", at]);
+    assert_eq!(recorded(&out).len(), 1, "{}", text(&out));
+    let served = std::fs::read(guest(DUP_A)).expect("first build");
+    let wasm = target.path().join("dup.wasm");
+
+    // The next build changes the recorded output: put back, exit 1.
+    let out = with(&["pull", &next, "--name", "dup"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("held: dup: the pulled build") && text(&out).contains("changes 1 of 1"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(&wasm).expect("dup.wasm"), served);
+
+    // Told to accept changes, it is put in place.
+    let out = with(&["pull", &next, "--name", "dup", "--accept-changes"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(&wasm).expect("dup.wasm"),
+        std::fs::read(guest(DUP_B)).expect("next build")
+    );
+}

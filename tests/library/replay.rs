@@ -403,8 +403,10 @@ async fn a_plans_steps_are_child_recordings_of_one_call() {
 
 #[tokio::test]
 async fn a_policy_that_records_failures_keeps_only_the_failed_calls() {
-    let dir =
-        plugin_dir_with_policies(&[(HOSTILE, Some("version = 1\n[record]\non = \"failure\"\n"))]);
+    let dir = plugin_dir_with_policies(&[(
+        HOSTILE,
+        Some("version = 1\n[record]\non = \"failure\"\ntools = { panic = 0.0 }\n"),
+    )]);
     let recordings = tempfile::tempdir().expect("recordings");
     let host = host_recording_into(dir.path(), recordings.path()).await;
     for i in 0..3 {
@@ -413,7 +415,11 @@ async fn a_policy_that_records_failures_keeps_only_the_failed_calls() {
             .await
             .expect("echo");
     }
+    // A failure of a tool whose own rate is 0: not kept.
     let message = json!({ "message": "it broke" }).to_string();
+    host.call("panic", &message, &CallOptions::default())
+        .await
+        .unwrap_err();
     host.call("fail", &message, &CallOptions::default())
         .await
         .unwrap_err();

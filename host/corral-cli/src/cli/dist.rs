@@ -30,9 +30,14 @@ pub struct PullCmd {
     /// Accept the policy the artifact requests, after showing its grants
     #[arg(long)]
     accept_policy: bool,
+    /// Replace a plugin whose policy sets `[record] gate_updates` even
+    /// when the new build changes the outputs of its recorded calls;
+    /// without it such a build is not put in place (exit 1)
+    #[arg(long)]
+    accept_changes: bool,
     /// Print JSON: `{"pulled": [{"name", "reference", "manifest", "component",
     /// "bytes", "path", "requested_policy": {"path", "digest", "grants"} | null,
-    /// "accepted": bool}], "errors": [{"name", "error"}]}`
+    /// "accepted": bool}], "errors": [{"name", "error"}], "held": [line]}`
     #[arg(long)]
     json: bool,
 }
@@ -49,6 +54,7 @@ impl PullCmd {
         if let Some(name) = &self.name {
             options = options.name(name);
         }
+        let snapshot = super::pull_gate::snapshot(&dir, global.policy_dir.as_deref());
         let outcomes = match &self.reference {
             Some(reference) => {
                 let name = self.name.clone().unwrap_or_else(|| reference.clone());
@@ -59,6 +65,7 @@ impl PullCmd {
                 "name what to pull (oci://REGISTRY/REPOSITORY:TAG), or pass --locked to pull what corral.lock lists"
             ),
         };
+        let held = super::pull_gate::check(global, snapshot, self.accept_changes).await?;
         let mut pulled = Vec::new();
         let mut errors = Vec::new();
         for (name, outcome) in outcomes {
@@ -94,7 +101,7 @@ impl PullCmd {
                 .iter()
                 .map(|(name, e)| json!({ "name": name, "error": e.to_string() }))
                 .collect();
-            print_json(&json!({ "pulled": pulled, "errors": errors }))?;
+            print_json(&json!({ "pulled": pulled, "errors": errors, "held": held }))?;
         } else {
             for (p, accepted) in &pulled {
                 outln!(
@@ -127,8 +134,11 @@ impl PullCmd {
             for (_, err) in &errors {
                 eprintln!("error: {err}");
             }
+            for line in &held {
+                eprintln!("held: {}", corral::untrusted_text::escape(line));
+            }
         }
-        Ok(if errors.is_empty() {
+        Ok(if errors.is_empty() && held.is_empty() {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(EXIT_TOOL_FAILED)

@@ -36,6 +36,7 @@ mod output;
 mod parts;
 mod plan;
 mod policy;
+mod pull_gate;
 mod replay;
 mod report;
 mod secret;

@@ -160,8 +160,8 @@ async fn write(
 
 /// Whether the plugin's policy samples this run (`[record]`); the host
 /// must have a recordings directory for it to matter.
-pub(crate) fn sampled(policy: &crate::Policy) -> bool {
-    policy.record.is_some_and(|r| r.tapes())
+pub(crate) fn sampled(policy: &crate::Policy, tool: &str) -> bool {
+    policy.record.as_ref().is_some_and(|r| r.tapes(tool))
 }
 
 /// Writes a taped run's recording when its caller asked (waiting), or
@@ -175,7 +175,8 @@ pub(crate) async fn keep(
     let kept = request.is_some()
         || policy
             .record
-            .is_some_and(|r| r.keeps(recording.outcome.failed));
+            .as_ref()
+            .is_some_and(|r| r.keeps(&recording.header.tool, recording.outcome.failed));
     if kept {
         write(recordings, request, recording).await;
     }

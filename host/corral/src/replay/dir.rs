@@ -185,7 +185,7 @@ impl Recordings {
 
     /// The newest recordings (at most `most`) of `plugin` at build
     /// `sha256`, read whole; unreadable ones are skipped.
-    pub(crate) fn of_build(&self, plugin: &str, sha256: &str, most: usize) -> Vec<Recording> {
+    pub fn of_build(&self, plugin: &str, sha256: &str, most: usize) -> Vec<Recording> {
         // Listed afresh: another process (`corral call --record`) may have
         // written some.
         let mut files = recordings_in(&self.config.dir).unwrap_or_default();

@@ -29,7 +29,7 @@ pub(crate) async fn check(
 ) -> Option<LoadErrorReason> {
     let gated = [new, old]
         .iter()
-        .any(|p| p.policy().record.is_some_and(|r| r.gate_updates));
+        .any(|p| p.policy().record.as_ref().is_some_and(|r| r.gate_updates));
     if !gated || old.sha256() == new.sha256() {
         return None;
     }

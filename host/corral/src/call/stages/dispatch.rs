@@ -183,7 +183,8 @@ impl DispatchShared {
             })?;
         let grants = learning.as_ref().unwrap_or(plugin.grants());
         let request = invocation.options.record.clone();
-        let sampled = self.recordings.is_some() && crate::replay::capture::sampled(plugin.policy());
+        let sampled = self.recordings.is_some()
+            && crate::replay::capture::sampled(plugin.policy(), tool.guest_name());
         let tape = (request.is_some() || sampled)
             .then(|| crate::replay::capture::tape(self.recordings.as_deref()));
         let setup = RunSetup {

@@ -194,9 +194,19 @@ impl Policy {
             } else {
                 "calls"
             };
+            let tools: Vec<String> = record
+                .tools
+                .iter()
+                .map(|(tool, rate)| format!("{}% of `{tool}`'s", rate * 100.0))
+                .collect();
             lines.push(format!(
-                "records {}% of its {which} into the host's recordings directory{}",
+                "records {}% of its {which}{} into the host's recordings directory{}",
                 record.rate * 100.0,
+                if tools.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", tools.join(", "))
+                },
                 if record.gate_updates {
                     "; a new build replays them before it replaces the served one"
                 } else {

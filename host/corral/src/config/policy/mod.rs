@@ -459,6 +459,12 @@ impl Policy {
                     .keys()
                     .map(|n| ("resilience.tools", n.as_str())),
             )
+            .chain(
+                self.record
+                    .iter()
+                    .flat_map(|r| r.tools.keys())
+                    .map(|n| ("record.tools", n.as_str())),
+            )
     }
 }
 

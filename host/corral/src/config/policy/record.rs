@@ -7,12 +7,15 @@
 //! rate = 0.05          # the share of calls recorded, 0 to 1; default 1
 //! on = "failure"       # "always" (the default) or "failure": keep failed calls only
 //! gate_updates = true  # a new build replays the recordings before it swaps in
+//! tools = { fetch_url = 1.0, sha256 = 0.0 }  # a tool's own rate (the plugin's names)
 //! ```
 //!
 //! Without the section no call is recorded unless its caller asks
 //! (`CallOptions::record`, `corral call --record`). With `on = "failure"`
 //! every call runs with a tape and only failed ones (a guest error or a
 //! sandbox failure), sampled at `rate`, are written.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -23,11 +26,14 @@ use super::PolicyError;
 type At<'a> = &'a dyn Fn(std::ops::Range<usize>, String) -> PolicyError;
 
 /// `[record]` as the policy sets it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct RecordPolicy {
     /// The share of calls recorded, 0.0 to 1.0 (`rate`; default 1.0).
     pub rate: f64,
+    /// A tool's own share, by the name the plugin gives it (`tools`); the
+    /// others get [`rate`](Self::rate).
+    pub tools: BTreeMap<String, f64>,
     /// Keep only failed calls (`on = "failure"`); default `false`
     /// (`on = "always"`).
     pub only_failures: bool,
@@ -37,16 +43,28 @@ pub struct RecordPolicy {
 }
 
 impl RecordPolicy {
-    /// Whether a call runs with a tape: every call for `on = "failure"`
-    /// (its failure is known only at its end), else a `rate` sample.
-    pub(crate) fn tapes(&self) -> bool {
-        self.only_failures || sample(self.rate)
+    /// The share of `tool`'s calls recorded (the plugin's name for it).
+    pub fn rate_of(&self, tool: &str) -> f64 {
+        self.tools.get(tool).copied().unwrap_or(self.rate)
     }
 
-    /// Whether a taped call is written: for `on = "failure"`, a failed one
-    /// sampled at `rate`; else every one (sampled before it ran).
-    pub(crate) fn keeps(&self, failed: bool) -> bool {
-        !self.only_failures || (failed && sample(self.rate))
+    /// Whether a call of `tool` runs with a tape: every call with a rate
+    /// above 0 for `on = "failure"` (its failure is known only at its
+    /// end), else a sample at the tool's rate.
+    pub(crate) fn tapes(&self, tool: &str) -> bool {
+        let rate = self.rate_of(tool);
+        if self.only_failures {
+            rate > 0.0
+        } else {
+            sample(rate)
+        }
+    }
+
+    /// Whether a taped call of `tool` is written: for `on = "failure"`, a
+    /// failed one sampled at the tool's rate; else every one (sampled
+    /// before it ran).
+    pub(crate) fn keeps(&self, tool: &str, failed: bool) -> bool {
+        !self.only_failures || (failed && sample(self.rate_of(tool)))
     }
 }
 
@@ -71,6 +89,24 @@ pub(super) struct RawRecord {
     on: Option<Spanned<String>>,
     #[serde(default)]
     gate_updates: bool,
+    #[serde(default)]
+    tools: BTreeMap<String, Spanned<f64>>,
+}
+
+/// A rate from the file: a share from 0 to 1, or the error at its span.
+fn share(key: &str, rate: &Spanned<f64>, at: At<'_>) -> Result<f64, PolicyError> {
+    if (0.0..=1.0).contains(rate.get_ref()) {
+        Ok(*rate.get_ref())
+    } else {
+        Err(at(
+            rate.span(),
+            format!(
+                "[record] {key} = {} is not a share of calls; give a number from 0 to 1 \
+                 (0.05 records one call in twenty)",
+                rate.get_ref()
+            ),
+        ))
+    }
 }
 
 /// The checked `[record]`.
@@ -79,20 +115,14 @@ pub(super) fn check(
     at: At<'_>,
 ) -> Result<Option<RecordPolicy>, PolicyError> {
     let Some(raw) = raw else { return Ok(None) };
-    let rate = match raw.rate {
+    let rate = match &raw.rate {
         None => 1.0,
-        Some(rate) if (0.0..=1.0).contains(rate.get_ref()) => *rate.get_ref(),
-        Some(rate) => {
-            return Err(at(
-                rate.span(),
-                format!(
-                    "[record] rate = {} is not a share of calls; give a number from 0 to 1 \
-                     (0.05 records one call in twenty)",
-                    rate.get_ref()
-                ),
-            ));
-        }
+        Some(rate) => share("rate", rate, at)?,
     };
+    let mut tools = BTreeMap::new();
+    for (tool, rate) in &raw.tools {
+        tools.insert(tool.clone(), share(&format!("tools.{tool}"), rate, at)?);
+    }
     let only_failures = match raw.on.as_ref().map(|on| (on.get_ref().as_str(), on.span())) {
         None | Some(("always", _)) => false,
         Some(("failure", _)) => true,
@@ -108,6 +138,7 @@ pub(super) fn check(
     };
     Ok(Some(RecordPolicy {
         rate,
+        tools,
         only_failures,
         gate_updates: raw.gate_updates,
     }))
