@@ -6,10 +6,11 @@
 //! recording (the gate never resolves or connects; the resolver refuses
 //! anyway), the clocks and random generators are the recording's, and the
 //! guest's directories are scratch copies holding only what the recording
-//! captured, removed after the run. Limits are the recorded ones, except
-//! the wall-clock deadline: ten times the recorded one, at least a
-//! minute, so that a replay is stopped by fuel, which is deterministic,
-//! rather than by a slower machine.
+//! captured, removed after the run. Limits are the recorded ones, held to
+//! the host's default ceiling ([`Limits::DEFAULT_MAX`](corral_sandbox::Limits::DEFAULT_MAX), the pool's memory),
+//! except the wall-clock deadline: ten times the recorded one, between one
+//! and ten minutes, so that a replay is stopped by fuel, which is
+//! deterministic, rather than by a slower machine.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -157,8 +158,13 @@ pub(crate) async fn replay_plugin(
         .tempdir()
         .map_err(ReplayError::Scratch)?;
     let grants = lay_out(recording, scratch.path()).map_err(ReplayError::Scratch)?;
-    let mut limits = header.limits;
-    limits.timeout_ms = limits.timeout_ms.saturating_mul(10).max(60_000);
+    // A recording is not trusted: its limits are held to the host's
+    // default ceiling (and the pool's memory), and the deadline, ten times
+    // the recorded one so that fuel decides, to between 1 and 10 minutes.
+    let ceiling =
+        corral_sandbox::Limits::DEFAULT_MAX.with_memory_bytes(engine.pool().max_memory_bytes);
+    let mut limits = header.limits.min(&ceiling);
+    limits.timeout_ms = limits.timeout_ms.saturating_mul(10).clamp(60_000, 600_000);
     let tape = Tape::replay(
         recording.events.clone(),
         recording.files.clone(),
