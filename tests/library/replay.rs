@@ -73,8 +73,10 @@ async fn every_sample_records_and_replays_identically_offline() {
     std::fs::create_dir(&notes).expect("notes dir");
     std::fs::write(notes.join("plan.md"), "first: record\nthen: replay\n").expect("note");
     std::fs::write(notes.join("other.md"), "x").expect("note");
-    let recordings = tempfile::tempdir().expect("recordings");
-    let host = host_recording_into(dir.path(), recordings.path()).await;
+    // A directory corral makes (an existing one is the operator's).
+    let scratch = tempfile::tempdir().expect("recordings");
+    let recordings = scratch.path().join("recordings");
+    let host = host_recording_into(dir.path(), &recordings).await;
 
     let calls = [
         ("word_count", json!({"text": "one two three"})),
@@ -144,10 +146,10 @@ async fn every_sample_records_and_replays_identically_offline() {
     assert!(read.files.iter().any(|f| f.path == "/notes/plan.md"
         && f.contents.as_ref().map(|c| c.as_slice())
             == Some(b"first: record\nthen: replay\n".as_slice())));
-    // Private: the directory 0700, each recording 0600.
+    // Private: the directory corral made 0700, each recording 0600.
     use std::os::unix::fs::PermissionsExt as _;
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(recordings.path()), 0o700);
+    assert_eq!(mode(&recordings), 0o700);
     assert!(recorded.iter().all(|(_, _, path)| mode(path) == 0o600));
 }
 

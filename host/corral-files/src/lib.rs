@@ -22,15 +22,19 @@
 //!   cache, which several hosts (or threads) may want at the same time; one
 //!   makes it while the others wait for it, under a sibling lock file that
 //!   goes when it is made.
+//! - **Private directories** ([`create_private_dir`], [`is_private`]):
+//!   made 0700 when missing, never narrowed when they exist.
 //! - **Telling whether something changed** ([`Stamp`], a digest of parts
 //!   and files read under their caps, for a hot reload; [`Identity`], one
 //!   `stat`, for a check on every call).
 
+mod dir;
 mod lock;
 mod read;
 mod stamp;
 mod write;
 
+pub use dir::{create_private_dir, is_private};
 pub use lock::{produce_once, update_locked};
 pub use read::{
     DEFAULT_MAX_PLUGIN_BYTES, Kind, ReadError, open_for_reading, read_bytes, read_text,

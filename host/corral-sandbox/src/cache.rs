@@ -112,7 +112,7 @@ impl ComponentCache {
         // Hosts (or threads) that miss the same entry at once compile it
         // once: the others wait, then read what the first stored. Where the
         // directory cannot be made, the lock is skipped and `store` says why.
-        let _ = create_private_dir(dir);
+        let _ = corral_files::create_private_dir(dir);
         corral_files::produce_once(
             &path,
             || read_entry(engine, &path, false).map(|c| (c, CacheOutcome::Hit)),
@@ -243,21 +243,13 @@ fn unseal(entry: &[u8]) -> Result<&[u8], &'static str> {
 /// a reader never sees a half-written entry. Not synced: the trailer
 /// catches an entry a power loss cut short, and it is rebuilt.
 fn store(dir: &Path, path: &Path, component: &Component) -> std::io::Result<()> {
-    create_private_dir(dir)?;
+    corral_files::create_private_dir(dir)?;
     let bytes = seal(
         component
             .serialize()
             .map_err(|err| std::io::Error::other(format!("{err:#}")))?,
     );
     corral_files::write_whole(path, &bytes, corral_files::WriteOptions::UNSYNCED)
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 const WASM_MAGIC: &[u8; 4] = b"\0asm";

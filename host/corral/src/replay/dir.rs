@@ -1,8 +1,9 @@
 //! The recordings directory: where recorded runs are written, bounded by
 //! count and bytes, the oldest removed first.
 //!
-//! The directory is created with mode 0700 at the first write (and
-//! narrowed to it when it exists wider); each recording is written whole by
+//! The directory is created with mode 0700 at the first write (an
+//! existing one is left as it is, with a warning when others can list
+//! it: it may be `/tmp`); each recording is written whole by
 //! [`corral_files::write_whole`] with mode 0600, unsynced (a recording
 //! lost in a crash is only a missed diagnostic; a torn one fails its
 //! digest). Names are `MILLIS-PLUGIN-TOOL-N.rec`, so they sort by age.
@@ -154,7 +155,7 @@ impl Recordings {
             return Err(std::io::Error::other(format!("`{sha256}` is not a sha256")));
         }
         let dir = self.config.dir.join("accepted");
-        create_private_dir(&dir)?;
+        corral_files::create_private_dir(&dir)?;
         corral_files::write_whole(
             &dir.join(sha256.to_ascii_lowercase()),
             b"",
@@ -264,7 +265,17 @@ impl Recordings {
     /// made.
     pub fn write(&self, recording: &Recording) -> std::io::Result<PathBuf> {
         if self.ready.get().is_none() {
-            create_private_dir(&self.config.dir)?;
+            let dir = &self.config.dir;
+            corral_files::create_private_dir(dir)?;
+            // An existing directory is the operator's (`--record /tmp`):
+            // never narrowed. The files stay 0600; their names show.
+            if !corral_files::is_private(dir) {
+                tracing::warn!(
+                    dir = %dir.display(),
+                    "the recordings directory can be listed by other users; each recording \
+                     is private (0600), but its name shows the plugin and tool"
+                );
+            }
             let _ = self.ready.set(());
         }
         let bytes = recording.encode()?;
@@ -313,21 +324,6 @@ impl Recordings {
             }
         }
     }
-}
-
-/// Creates `dir` (and its parents) with mode 0700, or narrows an existing
-/// one to it.
-pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(dir)?.permissions().mode() & 0o777;
-        if mode != 0o700 {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-        }
-    }
-    Ok(())
 }
 
 /// The recordings under `path`: the file itself, or a directory's `*.rec`

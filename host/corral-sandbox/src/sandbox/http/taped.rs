@@ -21,21 +21,27 @@ use crate::tape::{BodyEnd, Event, HttpExchange, HttpResponse, Tape};
 /// The request as a tape keeps it: method, redacted URL, scanned headers.
 pub(super) fn exchange(leaks: &Leaks, request: &http::Request<WasiBody>) -> HttpExchange {
     let url = leaks.text("url", &request.uri().to_string()).into_owned();
-    let headers = request
-        .headers()
-        .iter()
-        .map(|(name, value)| {
-            let mut value = value.as_bytes().to_vec();
-            leaks.bytes("header", &mut value);
-            (name.as_str().to_owned(), serde_bytes::ByteBuf::from(value))
-        })
-        .collect();
+    let headers = headers(request.headers(), Some(leaks));
     HttpExchange {
         method: request.method().as_str().to_owned(),
         url,
         headers,
         response: None,
     }
+}
+
+/// `map` as a tape keeps it, each value scanned by `leaks` when given (a
+/// response's were scanned before the guest got them).
+fn headers(map: &http::HeaderMap, leaks: Option<&Leaks>) -> Vec<(String, serde_bytes::ByteBuf)> {
+    map.iter()
+        .map(|(name, value)| {
+            let mut value = value.as_bytes().to_vec();
+            if let Some(leaks) = leaks {
+                leaks.bytes("header", &mut value);
+            }
+            (name.as_str().to_owned(), serde_bytes::ByteBuf::from(value))
+        })
+        .collect()
 }
 
 /// Recording: appends the request, then, as `inner` resolves, its response
@@ -57,16 +63,7 @@ pub(super) fn record(tape: Tape, exchange: HttpExchange, inner: Pending) -> Pend
             }
             Ok((response, finish)) => {
                 let (parts, body) = response.into_parts();
-                let headers: Vec<_> = parts
-                    .headers
-                    .iter()
-                    .map(|(n, v)| {
-                        (
-                            n.as_str().to_owned(),
-                            serde_bytes::ByteBuf::from(v.as_bytes().to_vec()),
-                        )
-                    })
-                    .collect();
+                let headers = headers(&parts.headers, None);
                 let weight = headers.iter().map(|(n, v)| n.len() + v.len()).sum();
                 let status = parts.status.as_u16();
                 tape.amend(slot, weight, |event, fits| {

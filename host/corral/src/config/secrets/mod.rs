@@ -198,13 +198,9 @@ impl SecretStore {
     }
 
     fn save_file(&self, path: &Path, text: &str) -> Result<(), SecretError> {
-        use std::os::unix::fs::DirBuilderExt as _;
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(dir) = dir {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
+            corral_files::create_private_dir(dir)
                 .map_err(|e| self.error(format!("cannot create its directory: {e}")))?;
         }
         corral_files::write_whole(path, text.as_bytes(), corral_files::WriteOptions::PRIVATE)
