@@ -23,6 +23,7 @@ mod host_api;
 mod keyless;
 mod pipelines;
 mod policies;
+mod prepared;
 mod quotas;
 mod replay;
 mod resilience;

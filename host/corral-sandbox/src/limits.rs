@@ -375,6 +375,9 @@ pub enum LimitsError {
 /// | [`max_concurrent_instances`](Self::max_concurrent_instances) | component instances alive at once | 64 |
 /// | [`max_memory_bytes`](Self::max_memory_bytes) | bytes, the largest memory any call may be granted | 1 GiB |
 /// | [`keep_resident_bytes`](Self::keep_resident_bytes) | bytes of each memory, table and stack slot kept mapped and reset in place between uses | 4 MiB |
+/// | [`prepared_per_plugin`](Self::prepared_per_plugin) | instances made ahead of calls, per plugin called recently | 2 |
+/// | [`prepared_total`](Self::prepared_total) | instances made ahead of calls, in all (at most half the slots) | 16 |
+/// | [`prepared_idle_ms`](Self::prepared_idle_ms) | ms an unused instance made ahead is kept | 60 000 |
 ///
 /// Calls beyond `max_concurrent_instances` wait in line (first come, first
 /// served) for a free slot rather than fail. The wait does not count against
@@ -399,6 +402,15 @@ pub struct PoolConfig {
     /// between instances: written pages up to this many are reset in place
     /// (`memset`, data-segment copy) instead of returned with `madvise`.
     pub keep_resident_bytes: usize,
+    /// Instances made ahead of calls, per plugin called recently
+    /// (`sandbox::prepared`); 0 turns making them ahead off.
+    pub prepared_per_plugin: u32,
+    /// Instances made ahead of calls, over every plugin; never more than
+    /// half of [`max_concurrent_instances`](Self::max_concurrent_instances).
+    pub prepared_total: u32,
+    /// Milliseconds an instance made ahead waits unused before it is
+    /// dropped (and a plugin stops being "called recently").
+    pub prepared_idle_ms: u64,
 }
 
 impl PoolConfig {
@@ -416,6 +428,23 @@ impl PoolConfig {
         self
     }
 
+    /// This pool making up to `per_plugin` instances ahead of calls per
+    /// plugin called recently and `total` in all; `(0, 0)` turns it off.
+    #[must_use]
+    pub fn with_prepared(mut self, per_plugin: u32, total: u32) -> Self {
+        self.prepared_per_plugin = per_plugin;
+        self.prepared_total = total;
+        self
+    }
+
+    /// This pool dropping an instance made ahead after `ms` milliseconds
+    /// unused.
+    #[must_use]
+    pub fn with_prepared_idle_ms(mut self, ms: u64) -> Self {
+        self.prepared_idle_ms = ms;
+        self
+    }
+
     /// This pool keeping `bytes` bytes of each slot resident between uses.
     #[must_use]
     pub fn with_keep_resident_bytes(mut self, bytes: usize) -> Self {
@@ -430,6 +459,9 @@ impl Default for PoolConfig {
             max_concurrent_instances: 64,
             max_memory_bytes: 1 << 30,
             keep_resident_bytes: 4 << 20,
+            prepared_per_plugin: 2,
+            prepared_total: 16,
+            prepared_idle_ms: 60_000,
         }
     }
 }

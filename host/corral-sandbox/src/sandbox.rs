@@ -1,6 +1,6 @@
-//! The sandbox: one fresh store and instance per call, deny-by-default WASI, and
-//! every limit (fuel, epoch deadline, wall-clock timeout, memory cap) applied
-//! before any guest code runs. This module is the only place guest code is
+//! The sandbox: one store and instance no call has used per call,
+//! deny-by-default WASI, and every limit (fuel, epoch deadline, wall-clock
+//! timeout, memory cap) applied before any guest code runs. This module is the only place guest code is
 //! executed; `describe` at load time goes through it too.
 //!
 //! What a guest gets by default (a plugin's policy can add directories,
@@ -26,8 +26,11 @@
 //! and every store it creates has fuel, an epoch deadline, a wall-clock timer
 //! and a memory limiter set before instantiation (and, for a component of
 //! another world, a cap on host memory per lifted value,
-//! [`Limits::transfer_bytes`]). One store per [`run`],
-//! dropped at its end.
+//! [`Limits::transfer_bytes`]), by `store::new_store`. A store serves at
+//! most one call: made when the call arrives, or ahead of it under the
+//! plugin's limits and then bound to the call's ([`prepared`]); dropped
+//! when the call ends, after its answer when the run holds a pool
+//! [`Slot`].
 
 pub mod any;
 mod budget;
@@ -38,16 +41,16 @@ mod files_seen;
 pub mod http;
 mod imports;
 mod outcome;
+pub mod prepared;
 pub mod stdio;
+mod store;
 mod versions;
 
-use std::future::Future as _;
 use std::sync::Arc;
-use std::task::Poll;
 
+use wasmtime::Store;
 use wasmtime::component::{Linker, ResourceTable};
-use wasmtime::{Store, StoreLimitsBuilder, UpdateDeadline};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::engine::Engine;
@@ -61,7 +64,9 @@ use http::{HttpGate, Resolver};
 pub use imports::{ApprovalHook, HookDecision, HookFuture};
 pub use imports::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES};
 pub use outcome::{ErrorInfo, GuestError};
+pub use prepared::{Blueprint, Instances, OFF_PATH_DROP, PreparedStats, Slot, Want};
 use stdio::Capture;
+pub(crate) use versions::Instantiated;
 pub use versions::PluginPre;
 
 /// Receives a guest's `progress(message)` calls as `(tool, message)`. Called
@@ -86,31 +91,6 @@ pub fn linker(engine: &Engine) -> wasmtime::Result<Linker<SandboxState>> {
     Ok(linker)
 }
 
-/// The WASI context of a call: everything denied but what `grants` adds,
-/// stdio captured.
-fn wasi_ctx(
-    grants: &Grants,
-    stdout: &Capture,
-    stderr: &Capture,
-    tape: Option<&crate::tape::Tape>,
-) -> std::io::Result<WasiCtx> {
-    // `WasiCtxBuilder::new()` already has no env, args or preopens, a closed
-    // stdin and every socket address denied; the explicit calls below make the
-    // network denial independent of that default. No grant turns sockets on.
-    let mut builder = WasiCtxBuilder::new();
-    builder
-        .stdout(stdout.clone())
-        .stderr(stderr.clone())
-        .allow_tcp(false)
-        .allow_udp(false)
-        .allow_ip_name_lookup(false);
-    grants.apply(&mut builder)?;
-    if let Some(tape) = tape {
-        crate::tape::sources::install(&mut builder, tape);
-    }
-    Ok(builder.build())
-}
-
 /// The per-call store data.
 pub struct SandboxState {
     wasi: WasiCtx,
@@ -118,6 +98,7 @@ pub struct SandboxState {
     http_gate: HttpGate,
     table: ResourceTable,
     limiter: Limiter,
+    stdout: Capture,
     stderr: Capture,
     plugin: Arc<str>,
     tool: Arc<str>,
@@ -262,165 +243,113 @@ pub struct RunSetup<'a> {
     /// ([`tape`](crate::tape)); `None` for a plain run. A replaying tape
     /// keeps the run off the network: every request is answered from it.
     pub tape: Option<crate::tape::Tape>,
+    /// The pool slot the run holds ([`Instances::slot`]), with an instance
+    /// made ahead of the call when one was ready. With a slot, the run's
+    /// store is dropped after the answer, off the caller's path, and the
+    /// slot freed after it; without one (`describe`, a replay, a script)
+    /// the run starts fresh and drops its store before it returns, and the
+    /// caller holds the pool's slot around it.
+    pub slot: Option<Slot>,
 }
 
-/// Instantiates a fresh instance under every limit, runs `op`, and tears the
-/// store down. Nothing survives the call.
+/// Runs `op` in an instance no call has used: one made ahead and bound to
+/// this call ([`Instances`]) when `setup.slot` holds one this call's limits
+/// allow, else a fresh one made now, under every limit. Nothing survives
+/// the call: the store is dropped when it ends (after the answer, with a
+/// slot).
 pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>, RunReport) {
     let limits = setup.limits;
-    let stdout = Capture::new(limits.stdio_bytes);
-    let stderr = Capture::new(limits.stdio_bytes);
-    let budget = Arc::new(Budget::new(limits.timeout()));
-    let meter = Arc::new(http::Meter::default());
-    let wasi = match wasi_ctx(setup.grants, &stdout, &stderr, setup.tape.as_ref()) {
-        Ok(wasi) => wasi,
-        Err(err) => {
-            return (Err(Failure::Setup(err.to_string())), RunReport::default());
-        }
-    };
-    let state = SandboxState {
-        wasi,
-        http: WasiHttpCtx::new(),
-        http_gate: HttpGate {
-            allow: setup.grants.http_allow.clone(),
-            credentials: setup.grants.http_credentials.clone(),
-            allow_private: setup.grants.http_private,
-            resolver: setup.resolver,
-            plugin: setup.plugin.clone(),
-            tool: setup.tool.clone(),
-            leaks: setup.leaks.clone(),
-            meter: meter.clone(),
-            tape: setup.tape.clone(),
-        },
-        table: {
-            let mut table = ResourceTable::new();
-            table.set_max_capacity(limits.resources);
-            table
-        },
-        limiter: Limiter {
-            inner: StoreLimitsBuilder::new()
-                .memory_size(limits.memory_bytes)
-                .build(),
-            memory_refused: false,
-            memory_peak: 0,
-        },
-        stderr: stderr.clone(),
-        plugin: setup.plugin,
+    let bound = store::Bound {
         tool: setup.tool,
         approval: setup.approval,
         client: setup.client,
-        client_grants: setup.grants.client,
-        samples: 0,
-        unnamed: [0; 3],
         tools: setup.tools,
-        budget: budget.clone(),
         progress: setup.progress,
-        rejected: None,
-        config_error: None,
-        log_lines: 0,
-        log_dropped: 0,
         leaks: setup.leaks,
-        files_seen: files_seen::FilesSeen::new(setup.grants),
-        tape: setup.tape,
     };
-    let mut store = Store::new(setup.engine.wasmtime(), state);
-    store.limiter(|state| &mut state.limiter);
-    // Fuel and the epoch deadline are per store: set them on every store, before
-    // instantiation (start functions run guest code too).
-    let fuel_ok = store.set_fuel(limits.fuel);
-    // What lifting one value may allocate on the host, for a component of
-    // another world, whose results are lifted as `Val`s (40 bytes a list
-    // element): bounded by the output cap, not wasmtime's 128 MiB default.
-    // A plugin of corral's world lifts its result as typed values (0.1.0
-    // and 0.2.0 one string, 0.3.0 a list of parts) under that default, so
-    // the output cap, checked after, answers with the size; a 0.3.0 guest
-    // listing millions of empty parts is stopped by the same default.
-    if matches!(setup.pre, PluginPre::Any(..)) {
-        store.set_hostcall_fuel(limits.transfer_bytes());
-    }
-    // Guest code runs in slices of at most SLICE_TICKS epoch ticks. At the end
-    // of each slice it yields to the async runtime (so a dropped call, e.g. a
-    // cancelled MCP request, stops within a slice, and a spinning guest does
-    // not hold its worker thread), then continues with what is left of the
-    // budget (extended by approval reviews); with nothing left it traps.
-    let slice = Engine::deadline_ticks(limits.timeout()).min(SLICE_TICKS);
-    store.set_epoch_deadline(slice);
-    store.epoch_deadline_callback(|ctx| {
-        let left = ctx.data().budget.left();
-        Ok(if left.is_zero() {
-            UpdateDeadline::Interrupt
-        } else {
-            UpdateDeadline::Yield(Engine::deadline_ticks(left).min(SLICE_TICKS))
-        })
-    });
-
-    let result = match fuel_ok {
-        Err(err) => Err(Failure::Trap(format!("cannot set fuel: {err}"))),
-        Ok(()) => {
-            let pre = setup.pre;
-            let work = async {
-                match op {
-                    Op::Describe => pre.describe(&mut store).await.map(OpResult::Describe),
-                    Op::Call {
-                        name,
-                        arguments,
-                        context,
-                    } => pre
-                        .call(&mut store, name, arguments, context, limits.output_bytes)
-                        .await
-                        .map(OpResult::Call),
-                    Op::Script {
-                        code,
-                        seed,
-                        start_ms,
-                    } => pre
-                        .script(&mut store, code, seed, start_ms)
-                        .await
-                        .map(OpResult::Script),
-                }
-            };
-            // The epoch stops guest code spinning in wasm; this timer stops a
-            // guest parked in an async host call (a WASI sleep, a poll). Waking
-            // early is harmless: the budget is re-read and the timer re-armed.
-            let outcome = {
-                let mut work = std::pin::pin!(work);
-                // Most calls are done in their first poll: they never make
-                // the timer (a runtime handle and a clock read).
-                let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
-                match first {
-                    Poll::Ready(done) => Some(done),
-                    Poll::Pending => loop {
-                        let left = budget.left();
-                        if left.is_zero() {
-                            break None;
-                        }
-                        // `biased`: the call first.
-                        tokio::select! {
-                            biased;
-                            done = &mut work => break Some(done),
-                            () = tokio::time::sleep(left) => {}
-                        }
-                    },
-                }
-            };
-            match outcome {
-                None => Err(Failure::Timeout),
-                Some(Ok(value)) => Ok(value),
-                Some(Err(err)) => {
-                    let (stderr, _) = store.data().stderr.contents();
-                    Err(failure::classify(
-                        &err,
-                        store.data().limiter.memory_refused,
-                        &stderr,
-                    ))
-                }
-            }
+    let mut slot = setup.slot;
+    // Only a plain call takes a store made ahead: a recorded one must record
+    // its start-up, and `describe` and scripts always start fresh.
+    let eligible = matches!(op, Op::Call { .. }) && setup.tape.is_none();
+    let ready = slot.as_mut().and_then(|slot| slot.take(limits, eligible));
+    let made = match ready {
+        Some((mut store, instance)) => store::bind(&mut store, limits, bound)
+            .map(|()| (store, Some(instance)))
+            .map_err(|err| Failure::Trap(format!("cannot set fuel: {err}"))),
+        None => store::new_store(
+            store::Blank {
+                engine: setup.engine,
+                pre: setup.pre,
+                plugin: setup.plugin,
+                grants: setup.grants,
+                resolver: setup.resolver,
+                tape: setup.tape,
+            },
+            limits,
+            bound,
+        )
+        .map(|store| (store, None)),
+    };
+    let (mut store, instance) = match made {
+        Ok(made) => made,
+        Err(failure) => return (Err(failure), RunReport::default()),
+    };
+    let budget = store.data().budget.clone();
+    let pre = setup.pre;
+    let work = async {
+        match op {
+            Op::Describe => pre.describe(&mut store).await.map(OpResult::Describe),
+            Op::Call {
+                name,
+                arguments,
+                context,
+            } => pre
+                .call(
+                    &mut store,
+                    instance,
+                    name,
+                    arguments,
+                    context,
+                    limits.output_bytes,
+                )
+                .await
+                .map(OpResult::Call),
+            Op::Script {
+                code,
+                seed,
+                start_ms,
+            } => pre
+                .script(&mut store, code, seed, start_ms)
+                .await
+                .map(OpResult::Script),
         }
     };
+    let result = match budget::within(&budget, work).await {
+        None => Err(Failure::Timeout),
+        Some(Ok(value)) => Ok(value),
+        Some(Err(err)) => {
+            let (stderr, _) = store.data().stderr.contents();
+            Err(failure::classify(
+                &err,
+                store.data().limiter.memory_refused,
+                &stderr,
+            ))
+        }
+    };
+    let report = report(&mut store, limits, &budget);
+    match slot {
+        Some(slot) => slot.finish(store),
+        None => drop(store),
+    }
+    (result, report)
+}
+
+/// What the run in `store` used and attempted, once it ended.
+fn report(store: &mut Store<SandboxState>, limits: &Limits, budget: &Budget) -> RunReport {
     let fuel_consumed = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
-    let dropped = store.data().log_dropped;
+    let data = store.data_mut();
+    let dropped = data.log_dropped;
     if dropped > 0 {
-        let data = store.data();
         tracing::warn!(
             plugin = &*data.plugin,
             tool = &*data.tool,
@@ -429,23 +358,22 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
             imports::MAX_LOG_LINES
         );
     }
-    let mut attempts = meter.take();
-    store.data_mut().files_seen.report(&mut attempts);
+    let mut attempts = data.http_gate.meter.take();
+    data.files_seen.report(&mut attempts);
     let usage = crate::attempts::Usage {
         fuel: fuel_consumed,
-        memory_peak: store.data().limiter.memory_peak,
+        memory_peak: data.limiter.memory_peak,
         wall: budget.used(),
         egress_bytes: attempts.egress_bytes,
     };
-    let report = RunReport {
+    RunReport {
         fuel_consumed,
-        stdout: stdout.contents(),
-        stderr: stderr.contents(),
-        rejected: store.data_mut().rejected.take(),
-        config_error: store.data_mut().config_error.take(),
+        stdout: data.stdout.contents(),
+        stderr: data.stderr.contents(),
+        rejected: data.rejected.take(),
+        config_error: data.config_error.take(),
         log_dropped: dropped,
         usage,
         attempts,
-    };
-    (result, report)
+    }
 }

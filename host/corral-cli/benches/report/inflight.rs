@@ -28,7 +28,7 @@ pub fn child_request() -> Option<(u32, usize)> {
 }
 
 /// A field of `/proc/self/status` (in kB) as MiB.
-fn status_mib(name: &str) -> f64 {
+pub fn status_mib(name: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()

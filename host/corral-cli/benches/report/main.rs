@@ -8,7 +8,7 @@
 //! handful of calls, to show it still works. Needs the bundled samples and
 //! the Python and JavaScript guests: run `scripts/build-guests.sh` first.
 //! `CORRAL_BENCH_ONLY` (comma-separated: sequential, throughput, languages,
-//! mcp, startup, plans, inflight, accounting, recording) measures some
+//! mcp, startup, plans, inflight, accounting, recording, prepared) measures some
 //! sections alone.
 
 #![allow(missing_docs)]
@@ -18,6 +18,7 @@ mod calls;
 mod inflight;
 mod mcp;
 mod plans;
+mod prepared;
 mod recording;
 mod rmcp_floor;
 mod startup;
@@ -58,6 +59,10 @@ fn main() {
         mcp::echo_responder();
         return;
     }
+    if prepared::child_requested() {
+        prepared::child();
+        return;
+    }
     if let Some((slots, calls)) = inflight::child_request() {
         inflight::child(slots, calls);
         return;
@@ -68,7 +73,7 @@ fn main() {
     let mut report = Report::default();
     // `CORRAL_BENCH_ONLY=languages,mcp` measures those sections alone.
     let only = std::env::var("CORRAL_BENCH_ONLY").ok();
-    let sections: [(&str, Section); 9] = [
+    let sections: [(&str, Section); 10] = [
         ("sequential", calls::sequential),
         ("throughput", calls::throughput),
         ("languages", calls::languages),
@@ -78,6 +83,7 @@ fn main() {
         ("inflight", inflight::thousand_in_flight),
         ("accounting", accounting::costs),
         ("recording", recording::costs),
+        ("prepared", prepared::costs),
     ];
     for (name, measure) in sections {
         if only

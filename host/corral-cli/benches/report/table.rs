@@ -101,3 +101,10 @@ pub fn p50_micros(samples: &mut [u64]) -> f64 {
     samples.sort_unstable();
     samples[samples.len() / 2] as f64 / 1000.0
 }
+
+/// The 99th percentile of `samples` (sorted in place), in microseconds;
+/// `samples` are nanoseconds.
+pub fn p99_micros(samples: &mut [u64]) -> f64 {
+    samples.sort_unstable();
+    samples[(samples.len() * 99 / 100).min(samples.len() - 1)] as f64 / 1000.0
+}

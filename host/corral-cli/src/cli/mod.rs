@@ -142,6 +142,16 @@ pub struct GlobalArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     max_instances: u32,
+    /// Instances made ahead of calls for each plugin called in the last
+    /// minute (its start-up run before the call arrives; each serves one
+    /// call). 0 turns it off: every call instantiates when it arrives
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        default_value_t = PoolConfig::default().prepared_per_plugin
+    )]
+    prepared_instances: u32,
     /// Plugin size cap, in MiB: a larger `*.wasm` file does not load, and a
     /// pull refuses a larger component before writing it
     #[arg(long, global = true, value_name = "MIB", default_value_t = corral::DEFAULT_MAX_PLUGIN_BYTES >> 20)]
@@ -303,7 +313,14 @@ impl GlobalArgs {
             .trust(self.trust()?)
             .limits(self.limits()?)
             .cache(self.cache())
-            .pool(PoolConfig::default().with_max_concurrent_instances(self.max_instances))
+            .pool(
+                PoolConfig::default()
+                    .with_max_concurrent_instances(self.max_instances)
+                    .with_prepared(
+                        self.prepared_instances,
+                        PoolConfig::default().prepared_total,
+                    ),
+            )
             .secrets(self.secret_store())
             .tool_search(self.tool_search)
             .groups(self.groups.iter().cloned());

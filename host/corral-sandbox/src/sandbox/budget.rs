@@ -3,7 +3,9 @@
 //! and the memory [`Limiter`], which remembers a refused growth so that the
 //! trap that usually follows is reported as the memory cap.
 
+use std::future::Future;
 use std::sync::Mutex;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use wasmtime::{ResourceLimiter, StoreLimits};
@@ -69,6 +71,33 @@ impl Budget {
     /// what was left when it started: the deadline can only move later.
     pub(crate) fn left(&self) -> Duration {
         self.timeout.saturating_sub(self.used())
+    }
+}
+
+/// Drives `work` (guest code in a store whose budget is `budget`) to its
+/// end, or `None` once the budget is spent. The epoch stops guest code
+/// spinning in wasm; the timer here stops a guest parked in an async host
+/// call (a WASI sleep, a poll). Waking early is harmless: the budget is
+/// read again and the timer armed again.
+pub(crate) async fn within<T>(budget: &Budget, work: impl Future<Output = T>) -> Option<T> {
+    let mut work = std::pin::pin!(work);
+    // Most runs are done in their first poll: they never make the timer (a
+    // runtime handle and a clock read).
+    let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+    match first {
+        Poll::Ready(done) => Some(done),
+        Poll::Pending => loop {
+            let left = budget.left();
+            if left.is_zero() {
+                break None;
+            }
+            // `biased`: the work first.
+            tokio::select! {
+                biased;
+                done = &mut work => break Some(done),
+                () = tokio::time::sleep(left) => {}
+            }
+        },
     }
 }
 

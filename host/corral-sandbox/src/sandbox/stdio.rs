@@ -50,6 +50,18 @@ impl Capture {
         buf.discarded += (bytes.len() - keep) as u64;
     }
 
+    /// Keeps at most `capacity` bytes from now on; bytes already kept
+    /// beyond it count as discarded (a store made ahead of its call, bound
+    /// to the call's smaller cap).
+    pub fn set_capacity(&self, capacity: usize) {
+        let mut buf = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if buf.data.len() > capacity {
+            buf.discarded += (buf.data.len() - capacity) as u64;
+            buf.data.truncate(capacity);
+        }
+        buf.capacity = capacity;
+    }
+
     /// The kept bytes (lossy UTF-8) and how many bytes were discarded.
     pub fn contents(&self) -> (String, u64) {
         let buf = self.inner.lock().unwrap_or_else(|e| e.into_inner());

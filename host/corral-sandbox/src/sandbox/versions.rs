@@ -28,16 +28,13 @@ use crate::parts::{
 };
 use crate::spec::{Latency, RawSpec, ResilienceHints, ReturnBehavior, ToolMetadata};
 
-/// Instantiates a contract version's `pre` and runs its `call`, the
-/// guest's `tool-error` mapped to a [`GuestError`] by `$info`: the same
-/// body for every version's bindings, which are different types.
+/// Runs a contract version's `call` on `$plugin` (an instance of that
+/// version), the guest's `tool-error` mapped to a [`GuestError`] by
+/// `$info`: the same body for every version's bindings, which are
+/// different types.
 macro_rules! call_version {
-    ($pre:expr, $version:ident, $info:ident, $store:expr, $name:expr, $arguments:expr, $context:expr) => {{
-        let plugin = $pre
-            .instantiate_async(&mut *$store)
-            .instrument(instantiate_span())
-            .await?;
-        plugin
+    ($plugin:expr, $version:ident, $info:ident, $store:expr, $name:expr, $arguments:expr, $context:expr) => {{
+        $plugin
             .corral_tool_tool()
             .call_call(&mut *$store, $name, $arguments, $context)
             .instrument(run_span())
@@ -51,6 +48,18 @@ macro_rules! call_version {
                 }
             })
     }};
+}
+
+/// A plugin instance of corral's world, instantiated and never called:
+/// what [`PluginPre::instantiate`] makes, ahead of a call
+/// ([`prepared`](super::prepared)) or when it arrives.
+pub(crate) enum Instantiated {
+    /// `corral:tool/plugin@0.1.0`.
+    V1(v1::Plugin),
+    /// `corral:tool/plugin@0.2.0`.
+    V2(v2::Plugin),
+    /// `corral:tool/plugin@0.3.0`.
+    V3(v3::Plugin),
 }
 
 /// A plugin's component, linked and ready to instantiate, in the contract
@@ -125,34 +134,71 @@ impl PluginPre {
         })
     }
 
-    /// Instantiates and runs `call`.
-    /// `output_bytes` is the output cap, which a component of another world
-    /// is held to while its result is written as JSON.
-    pub async fn call(
+    /// Whether an instance can be made ahead of its call
+    /// ([`instantiate`](Self::instantiate)): a plugin of corral's world,
+    /// whose instantiation depends on nothing of the call. A component of
+    /// another world and code mode's runner instantiate inside their own
+    /// calls (`any`, `code`), so they always start fresh.
+    pub(crate) fn preparable(&self) -> bool {
+        matches!(self, Self::V1(_) | Self::V2(_) | Self::V3(_))
+    }
+
+    /// Instantiates a plugin of corral's world in `store`, running the
+    /// guest's start-up; `None` when the plugin is not
+    /// [`preparable`](Self::preparable).
+    ///
+    /// # Errors
+    /// A trap or an exhausted limit in the guest's start-up.
+    pub(crate) async fn instantiate(
         &self,
         store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<Option<Instantiated>> {
+        let span = instantiate_span();
+        Ok(Some(match self {
+            Self::V1(pre) => Instantiated::V1(pre.instantiate_async(store).instrument(span).await?),
+            Self::V2(pre) => Instantiated::V2(pre.instantiate_async(store).instrument(span).await?),
+            Self::V3(pre) => Instantiated::V3(pre.instantiate_async(store).instrument(span).await?),
+            Self::Any(..) | Self::Runner(_) => return Ok(None),
+        }))
+    }
+
+    /// Runs `call` on `ready`, an instance made ahead of the call, or on a
+    /// fresh instance when `ready` is `None`.
+    /// `output_bytes` is the output cap, which a component of another world
+    /// is held to while its result is written as JSON.
+    pub(crate) async fn call(
+        &self,
+        store: &mut Store<SandboxState>,
+        ready: Option<Instantiated>,
         name: &str,
         arguments: &str,
         context: &Vec<(String, String)>,
         output_bytes: usize,
     ) -> wasmtime::Result<Result<GuestOutput, GuestError>> {
-        Ok(match self {
-            Self::V1(pre) => call_version!(pre, v1, info_v1, store, name, arguments, context)
-                .map(GuestOutput::Text),
-            Self::V2(pre) => call_version!(pre, v2, info_v2, store, name, arguments, context)
-                .map(GuestOutput::Text),
-            Self::V3(pre) => call_version!(pre, v3, info_v3, store, name, arguments, context)
-                .map(|parts| GuestOutput::Parts(parts.into_iter().map(part_v3).collect())),
-            Self::Any(pre, foreign) => {
-                return foreign
-                    .call(pre, store, name, arguments, output_bytes)
-                    .await
-                    .map(|answer| answer.map(GuestOutput::Text));
+        if let Self::Any(pre, foreign) = self {
+            return foreign
+                .call(pre, store, name, arguments, output_bytes)
+                .await
+                .map(|answer| answer.map(GuestOutput::Text));
+        }
+        let instance = match ready {
+            Some(instance) => instance,
+            None => self.instantiate(store).await?.ok_or_else(|| {
+                wasmtime::format_err!("code mode's runner serves no tool (asked for `{name}`)")
+            })?,
+        };
+        Ok(match instance {
+            Instantiated::V1(plugin) => {
+                call_version!(plugin, v1, info_v1, store, name, arguments, context)
+                    .map(GuestOutput::Text)
             }
-            Self::Runner(_) => {
-                return Err(wasmtime::format_err!(
-                    "code mode's runner serves no tool (asked for `{name}`)"
-                ));
+            Instantiated::V2(plugin) => {
+                call_version!(plugin, v2, info_v2, store, name, arguments, context)
+                    .map(GuestOutput::Text)
+            }
+            Instantiated::V3(plugin) => {
+                call_version!(plugin, v3, info_v3, store, name, arguments, context)
+                    .map(|parts| GuestOutput::Parts(parts.into_iter().map(part_v3).collect()))
             }
         })
     }

@@ -219,6 +219,9 @@ pub struct RuntimeStats {
     /// the pool's `max_concurrent_instances`: 0 when the host is idle, so a
     /// slot that is never given back shows here.
     pub instances_in_use: usize,
+    /// Instances made ahead of calls and ready for one (not in use, each
+    /// holding a slot; README, "Instances made ahead").
+    pub instances_ready: usize,
     /// Receivers of [`Host::subscribe`](crate::Host::subscribe) alive: one
     /// per MCP session listening for `tools/list_changed`, plus any a library
     /// user holds. It falls back as sessions end, so a figure that only grows

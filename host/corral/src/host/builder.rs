@@ -406,9 +406,8 @@ impl HostBuilder {
                 raised
             },
         };
-        let permits = Arc::new(tokio::sync::Semaphore::new(
-            self.pool.max_concurrent_instances as usize,
-        ));
+        let instances = corral_sandbox::Instances::new(&engine, self.resolver.clone());
+        let permits = instances.permits().clone();
         let discovery = self.discovery;
         let states = crate::catalog::state::StateCount::default();
         self.cache.sweep();
@@ -442,7 +441,7 @@ impl HostBuilder {
             PluginDispatch::new(
                 engine.clone(),
                 gate.clone(),
-                permits.clone(),
+                instances.clone(),
                 self.resolver.clone(),
                 (evidence.clone(), recordings.clone()),
             ),
@@ -479,7 +478,7 @@ impl HostBuilder {
                 policy_dir: self.policy_dir,
                 load_limits,
                 slots: self.pool.max_concurrent_instances as usize,
-                permits,
+                instances,
                 catalog: RwLock::new(Arc::new(catalog)),
                 reloading: tokio::sync::Mutex::new(()),
                 changes,

@@ -72,8 +72,9 @@ struct HostInner {
     load_limits: LoadLimits,
     /// How many instances the pool holds at once.
     slots: usize,
-    /// The instance pool's slots: calls and `describe` at load share them.
-    permits: Arc<tokio::sync::Semaphore>,
+    /// The instance pool's slots (calls and `describe` at load share them)
+    /// and the instances made ahead of calls.
+    instances: corral_sandbox::Instances,
     catalog: RwLock<Arc<Catalog>>,
     /// Reloads run one at a time.
     reloading: tokio::sync::Mutex<()>,
@@ -168,7 +169,7 @@ impl Host {
                 plugin_dir: self.inner.plugin_dir.as_deref(),
                 policy_dir: self.inner.policy_dir.as_deref(),
                 limits: self.inner.load_limits,
-                permits: &self.inner.permits,
+                permits: self.inner.instances.permits(),
                 secrets: self.inner.secrets.as_ref(),
                 defer_uncached: false,
                 trust: &self.inner.trust,
@@ -191,11 +192,25 @@ impl Host {
             }
         };
         let report = catalog::diff(&previous, &next, kept);
+        let next = Arc::new(next);
         *self
             .inner
             .catalog
             .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(next);
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = next.clone();
+        // No later call takes an instance made ahead for a replaced plugin.
+        let served: std::collections::HashSet<usize> = next
+            .tools()
+            .filter_map(|tool| match tool.provider() {
+                crate::catalog::registry::Provider::Plugin(plugin) => {
+                    Some(Arc::as_ptr(plugin) as usize)
+                }
+                _ => None,
+            })
+            .collect();
+        self.inner.instances.retain(|blueprint| {
+            served.contains(&(std::ptr::from_ref(blueprint).cast::<()>() as usize))
+        });
         self.inner.reloads.send_modify(|n| *n += 1);
         if report.tools_changed() {
             tracing::info!(
@@ -248,7 +263,13 @@ impl Host {
     /// The engine and the pool's slots, for a run outside the call path
     /// (a replay, `corral::replay`).
     pub(crate) fn sandbox_parts(&self) -> (&Engine, &Arc<tokio::sync::Semaphore>) {
-        (&self.inner.engine, &self.inner.permits)
+        (&self.inner.engine, self.inner.instances.permits())
+    }
+
+    /// The pool's instances made ahead of calls: counts since the host was
+    /// built (README, "Instances made ahead").
+    pub fn prepared_stats(&self) -> corral_sandbox::PreparedStats {
+        self.inner.instances.stats()
     }
 
     /// The plugin directory, if the host has one.
@@ -382,10 +403,10 @@ impl Host {
             tool_states: self.inner.states.get(),
             cached_results,
             tenant_budgets,
-            instances_in_use: self
-                .inner
-                .slots
-                .saturating_sub(self.inner.permits.available_permits()),
+            instances_in_use: self.inner.slots.saturating_sub(
+                self.inner.instances.permits().available_permits() + self.inner.instances.held(),
+            ),
+            instances_ready: self.inner.instances.stats().ready,
             change_subscribers: self.inner.changes.receiver_count(),
         }
     }

@@ -35,6 +35,7 @@ pub(super) async fn describe(
         progress: None,
         // Nothing granted, no secret: nothing to scan for.
         leaks: corral_sandbox::Leaks::new(None, Arc::from("describe"), Default::default()),
+        slot: None,
     };
     let (result, report) = sandbox::run(setup, Op::Describe).await;
     let specs = match result {

@@ -51,6 +51,21 @@ impl std::fmt::Debug for Plugin {
     }
 }
 
+/// What the sandbox makes a store of ahead of this plugin's calls.
+impl corral_sandbox::Blueprint for Plugin {
+    fn pre(&self) -> &PluginPre {
+        &self.pre
+    }
+
+    fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
+    fn plugin(&self) -> &Arc<str> {
+        &self.name
+    }
+}
+
 impl Plugin {
     /// The component file.
     pub fn path(&self) -> &Path {

@@ -189,6 +189,7 @@ pub(crate) async fn replay_plugin(
         progress: None,
         leaks: corral_sandbox::Leaks::new(plugin.grants().redactor.clone(), tool, Arc::default()),
         tape: Some(tape.clone()),
+        slot: None,
     };
     let started = Instant::now();
     let (result, report) = corral_sandbox::run(

@@ -265,6 +265,7 @@ async fn script(
         resolver: Arc::new(SystemResolver),
         progress: options.progress.clone(),
         leaks: Leaks::new(None, tool, run.redactions.clone()),
+        slot: None,
     };
     let (result, report) = corral_sandbox::run(
         setup,

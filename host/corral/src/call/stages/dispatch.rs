@@ -1,14 +1,16 @@
 //! Stage 5 for a plugin's tool: the dispatch [`tower::Service`]. It takes a
-//! pool slot (and, for a tool that is not parallelizable, the tool's serial
-//! lock), runs the call in a fresh sandbox under the invocation's limits, and
-//! classifies the outcome.
+//! pool slot, with an instance made ahead of the call when one is ready
+//! (`corral_sandbox::Instances`), and, for a tool that is not
+//! parallelizable, the tool's serial lock; runs the call in that instance or
+//! a fresh one, under the invocation's limits bound at that moment; and
+//! classifies the outcome. The instance's store is dropped after the answer.
 //!
 //! The host wraps this service in the layers it was built with
 //! ([`HostBuilder::layer`](crate::HostBuilder::layer)), outermost first, so a
 //! layer sees every execution of a plugin's tool from every entry point, after
 //! validation, limits and the declared gate: the seam for cache, rate limit
 //! and retry. Each retry of an [`Invocation`] is a new sandbox under the full
-//! limits, since nothing is reused between calls of this service.
+//! limits: an instance serves one call of this service, never two.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,7 +18,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use tokio::sync::Semaphore;
 use tower::Service;
 use tower::util::BoxCloneSyncService;
 
@@ -81,8 +82,8 @@ pub(crate) struct PluginDispatch(Arc<DispatchShared>);
 /// What every call of the dispatch service uses.
 struct DispatchShared {
     engine: Engine,
-    /// One permit per instance the pool can hold.
-    permits: Arc<Semaphore>,
+    /// The pool's slots and the instances made ahead of calls.
+    instances: corral_sandbox::Instances,
     gate: Arc<Gatekeeper>,
     resolver: Arc<dyn Resolver>,
     /// Where each run's attempts and peaks are recorded.
@@ -92,12 +93,12 @@ struct DispatchShared {
 }
 
 impl PluginDispatch {
-    /// The sandbox dispatch on `engine`, taking slots from `permits` (one per
-    /// instance the pool holds, shared with `describe` at load).
+    /// The sandbox dispatch on `engine`, taking slots from `instances` (one
+    /// per instance the pool holds, shared with `describe` at load).
     pub(crate) fn new(
         engine: Engine,
         gate: Arc<Gatekeeper>,
-        permits: Arc<Semaphore>,
+        instances: corral_sandbox::Instances,
         resolver: Arc<dyn Resolver>,
         (evidence, recordings): (
             Arc<crate::evidence::EvidenceBook>,
@@ -106,7 +107,7 @@ impl PluginDispatch {
     ) -> Self {
         Self(Arc::new(DispatchShared {
             engine,
-            permits,
+            instances,
             gate,
             resolver,
             evidence,
@@ -124,19 +125,6 @@ impl DispatchShared {
                 tool: name.to_string(),
                 message: "only a plugin's tool runs in a sandbox".into(),
             });
-        };
-        let _slot = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| CallError::Internal {
-                tool: name.to_string(),
-                message: "the host is shutting down".into(),
-            })?;
-        let _serial = if tool.spec().metadata.parallelizable {
-            None
-        } else {
-            Some(tool.state().serial.lock().await)
         };
         let hook: Arc<dyn ApprovalHook> = Arc::new(GuestReview {
             gate: self.gate.clone(),
@@ -187,6 +175,25 @@ impl DispatchShared {
             && crate::replay::capture::sampled(plugin.policy(), tool.guest_name());
         let tape = (request.is_some() || sampled)
             .then(|| crate::replay::capture::tape(self.recordings.as_deref()));
+        // An instance made ahead serves a plain call: not a learning run
+        // (other grants), not a recorded one (its start-up is recorded).
+        let want = (learning.is_none() && tape.is_none()).then(|| corral_sandbox::Want {
+            blueprint: plugin.clone(),
+            limits: tool.limits().copied().unwrap_or(invocation.limits),
+        });
+        let slot = self
+            .instances
+            .slot(want)
+            .await
+            .map_err(|_| CallError::Internal {
+                tool: name.to_string(),
+                message: "the host is shutting down".into(),
+            })?;
+        let _serial = if tool.spec().metadata.parallelizable {
+            None
+        } else {
+            Some(tool.state().serial.lock().await)
+        };
         let setup = RunSetup {
             engine: &self.engine,
             pre: plugin.pre(),
@@ -201,6 +208,7 @@ impl DispatchShared {
             progress: invocation.options.progress.clone(),
             leaks: leaks.clone(),
             tape: tape.clone(),
+            slot: Some(slot),
         };
         let op = Op::Call {
             // The guest knows the tool by its own name, whatever the policy shows.
