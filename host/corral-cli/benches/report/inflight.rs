@@ -151,19 +151,25 @@ pub fn child(slots: u32, calls: usize) {
     writeln!(stdout, "{line}").expect("write");
 }
 
-/// Runs the child for `slots` and returns its JSON line.
-fn measure(slots: u32, calls: usize) -> Json {
+/// Runs this bench again as a child with `env` set to `value`, and returns
+/// the JSON line it prints last.
+pub fn child_json(env: &str, value: &str) -> Json {
     let out = Command::new(std::env::current_exe().expect("this bench"))
-        .env(CHILD_ENV, format!("{slots},{calls}"))
+        .env(env, value)
         .output()
         .expect("run the child");
     assert!(
         out.status.success(),
-        "the in-flight child failed: {}",
+        "the child ({env}={value}) failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
     serde_json::from_str(text.lines().last().expect("a line")).expect("json")
+}
+
+/// Runs the child for `slots` and returns its JSON line.
+fn measure(slots: u32, calls: usize) -> Json {
+    child_json(CHILD_ENV, &format!("{slots},{calls}"))
 }
 
 /// The rows: the default pool and one sized for the load.

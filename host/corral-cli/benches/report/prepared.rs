@@ -7,7 +7,6 @@
 //! host with none, each in a child process of its own.
 
 use std::io::Write;
-use std::process::Command;
 use std::time::Duration;
 
 use corral::{CallOptions, Host, PoolConfig};
@@ -249,17 +248,7 @@ pub fn child_requested() -> bool {
 }
 
 fn measure(mode: &str) -> Json {
-    let out = Command::new(std::env::current_exe().expect("this bench"))
-        .env(CHILD_ENV, mode)
-        .output()
-        .expect("run the child");
-    assert!(
-        out.status.success(),
-        "the RSS child failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.lines().last().expect("a line")).expect("json")
+    crate::inflight::child_json(CHILD_ENV, mode)
 }
 
 /// The RSS row.
