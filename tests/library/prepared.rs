@@ -23,7 +23,11 @@ async fn ready(host: &Host, n: usize) {
     .unwrap_or_else(|_| panic!("no {n} instance(s) made ahead: {:?}", host.prepared_stats()));
 }
 
+/// A call as a caller that leaves [`corral::MIN_GAP`] and more since its
+/// last call: the pace at which instances are made ahead (the gap is the
+/// behaviour under test, not a wait for something to happen).
 async fn json_call(host: &Host, tool: &str, arguments: Value, options: &CallOptions) -> Value {
+    tokio::time::sleep(corral::MIN_GAP * 2).await;
     host.call(tool, &arguments.to_string(), options)
         .await
         .unwrap_or_else(|err| panic!("{tool}: {err}"))
@@ -99,6 +103,7 @@ async fn the_call_binds_its_limits_and_context_when_it_takes_an_instance() {
     ready(&host, 1).await;
     let before = host.prepared_stats();
     let tight = CallOptions::default().with_limits(Limits::default().with_fuel(100_000));
+    tokio::time::sleep(corral::MIN_GAP * 2).await;
     let err = host
         .call("crunch", &crunch.to_string(), &tight)
         .await
@@ -117,6 +122,7 @@ async fn the_call_binds_its_limits_and_context_when_it_takes_an_instance() {
     ready(&host, 1).await;
     let before = host.prepared_stats();
     let starved = CallOptions::default().with_limits(Limits::default().with_memory_bytes(64 << 10));
+    tokio::time::sleep(corral::MIN_GAP * 2).await;
     let err = host
         .call("crunch", &crunch.to_string(), &starved)
         .await

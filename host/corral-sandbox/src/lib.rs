@@ -63,7 +63,7 @@ pub use sandbox::{
     MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES, Op, OpResult, PluginPre, ProgressSink, ReviewPause,
     RunReport, RunSetup, RunnerPre, SLICE_TICKS, SandboxState, ScriptError, ToolCalls, linker, run,
 };
-pub use sandbox::{Blueprint, Instances, OFF_PATH_DROP, PreparedStats, Slot, Want};
+pub use sandbox::{Blueprint, Instances, MIN_GAP, OFF_PATH_DROP, PreparedStats, Slot, Want};
 pub use script::{
     Journal, JournalAnswer, JournalEntry, NOT_DETERMINISTIC, ToolFailure, ToolOutput,
 };

@@ -64,7 +64,7 @@ use http::{HttpGate, Resolver};
 pub use imports::{ApprovalHook, HookDecision, HookFuture};
 pub use imports::{MAX_LOG_LINES, MAX_LOG_MESSAGE_BYTES};
 pub use outcome::{ErrorInfo, GuestError};
-pub use prepared::{Blueprint, Instances, OFF_PATH_DROP, PreparedStats, Slot, Want};
+pub use prepared::{Blueprint, Instances, MIN_GAP, OFF_PATH_DROP, PreparedStats, Slot, Want};
 use stdio::Capture;
 pub(crate) use versions::Instantiated;
 pub use versions::PluginPre;

@@ -122,6 +122,7 @@ pub use corral_sandbox::{
 pub use corral_sandbox::{
     Journal, JournalAnswer, JournalEntry, NOT_DETERMINISTIC, SCRIPT_INSTANCES, ScriptOrigin,
 };
+pub use corral_sandbox::{MIN_GAP, OFF_PATH_DROP, PreparedStats};
 pub use evidence::suggest::Generalise;
 pub use evidence::unused::Verdict as UnusedVerdict;
 pub use evidence::{

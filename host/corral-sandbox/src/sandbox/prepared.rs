@@ -31,8 +31,8 @@ mod helper;
 mod pace;
 mod slot;
 
-pub use pace::OFF_PATH_DROP;
 use pace::Pace;
+pub use pace::{MIN_GAP, OFF_PATH_DROP};
 
 pub(crate) use slot::Made;
 use slot::PoolPermit;
@@ -444,15 +444,14 @@ impl Shared {
         permit: Option<OwnedSemaphorePermit>,
         pace: Option<&Arc<Pace>>,
     ) {
-        if let Some(cost) = pace
-            && cost.drop_off_path()
+        if pace.is_some_and(|pace| pace.drop_off_path())
             && self.queued_drops.load(Ordering::Relaxed) < MAX_QUEUED_DROPS
             && let Some(helper) = self.helper()
         {
             self.queued_drops.fetch_add(1, Ordering::Relaxed);
-            match helper.send_drop(store, permit, cost.clone()) {
+            match helper.send_drop(store, permit) {
                 Ok(()) => return,
-                Err((store, permit, _)) => {
+                Err((store, permit)) => {
                     self.queued_drops.fetch_sub(1, Ordering::Relaxed);
                     drop(store);
                     drop(permit);

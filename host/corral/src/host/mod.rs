@@ -267,8 +267,9 @@ impl Host {
     }
 
     /// The pool's instances made ahead of calls: counts since the host was
-    /// built (README, "Instances made ahead").
-    pub fn prepared_stats(&self) -> corral_sandbox::PreparedStats {
+    /// built (README, "Instances made ahead"; the same figures as the
+    /// `corral_instances_*` and `corral_prepare_*` metrics).
+    pub fn prepared_stats(&self) -> crate::PreparedStats {
         self.inner.instances.stats()
     }
 

@@ -18,11 +18,7 @@ use super::super::store::{self, Blank, Bound};
 use super::{Blueprint, Instantiated, Made, SandboxState, Shared};
 use crate::limits::Limits;
 
-type Finished = (
-    Store<SandboxState>,
-    Option<OwnedSemaphorePermit>,
-    Arc<super::Pace>,
-);
+type Finished = (Store<SandboxState>, Option<OwnedSemaphorePermit>);
 
 /// The sending half: what a caller hands the helper.
 pub(super) struct Helper {
@@ -66,9 +62,8 @@ impl Helper {
         &self,
         store: Store<SandboxState>,
         permit: Option<OwnedSemaphorePermit>,
-        cost: Arc<super::Pace>,
     ) -> Result<(), Finished> {
-        self.drops.send((store, permit, cost)).map_err(|err| err.0)
+        self.drops.send((store, permit)).map_err(|err| err.0)
     }
 }
 
@@ -85,12 +80,12 @@ async fn serve(
         tokio::select! {
             biased;
             finished = drops.recv() => {
-                let Some((store, permit, cost)) = finished else { break };
+                let Some((store, permit)) = finished else { break };
                 // The store frees its pool slot, then the permit lets the
                 // next run in.
-                let start = Instant::now();
+                // Not timed: a drop here costs more than in line (another
+                // core's caches), and the in-line samples decide.
                 drop(store);
-                cost.drop.add(start.elapsed());
                 drop(permit);
                 queued_drops.fetch_sub(1, Ordering::Relaxed);
             }
