@@ -97,7 +97,10 @@ impl Pace {
     /// [`OFF_PATH_DROP`] or more to drop, measured in line, and this is not
     /// a drop sampled to measure it again.
     pub(crate) fn drop_off_path(&self) -> bool {
-        let sampled = self.drops.fetch_add(1, Ordering::Relaxed) % SAMPLE_EVERY == 0;
+        let sampled = self
+            .drops
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(SAMPLE_EVERY);
         !sampled && self.drop.nanos() >= OFF_PATH_DROP.as_nanos() as u64
     }
 }
