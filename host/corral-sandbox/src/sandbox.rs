@@ -273,9 +273,12 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
     let eligible = matches!(op, Op::Call { .. }) && setup.tape.is_none();
     let ready = slot.as_mut().and_then(|slot| slot.take(limits, eligible));
     let made = match ready {
-        Some((mut store, instance)) => store::bind(&mut store, limits, bound)
-            .map(|()| (store, Some(instance)))
-            .map_err(|err| Failure::Trap(format!("cannot set fuel: {err}"))),
+        Some((mut store, instance)) => {
+            let _bind = crate::trace::bind_span().entered();
+            store::bind(&mut store, limits, bound)
+                .map(|()| (store, Some(instance)))
+                .map_err(|err| Failure::Trap(format!("cannot set fuel: {err}")))
+        }
         None => store::new_store(
             store::Blank {
                 engine: setup.engine,

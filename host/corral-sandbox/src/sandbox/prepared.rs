@@ -5,12 +5,17 @@
 //! - **Made ahead.** For each plugin build called recently, a few stores
 //!   are made and instantiated in the background (the guest's start-up
 //!   run), under the plugin's limits with no call's hooks bound
-//!   ([`store::Bound::idle`]). A call takes one ([`Instances::slot`]), binds
-//!   its own limits and hooks to it ([`store::bind`]), and asks for a
-//!   replacement. A store serves exactly one call, as a fresh one does.
-//! - **Dropped after.** When a run that holds a [`Slot`] ends, its store and
-//!   the slot's permit go to the helper thread, which drops the store, then
-//!   frees the slot: the caller has its answer first.
+//!   (`store::Bound::idle`). A call takes one ([`Instances::slot`]) and
+//!   binds its own limits and hooks to it (`store::bind`); when the call
+//!   ends, the helper makes a replacement, if the plugin's callers leave
+//!   time for one (`pace.rs`: at least [`MIN_GAP`] between calls, and more
+//!   than a start-up takes). A store serves exactly one call, as a fresh
+//!   one does.
+//! - **Dropped after.** When a run that holds a [`Slot`] ends, a store
+//!   whose plugin's drops take [`OFF_PATH_DROP`] or more goes with the
+//!   slot's permit to the helper thread, which drops the store, then frees
+//!   the slot: the caller has its answer first. A cheaper store is dropped
+//!   in line, which costs the caller less than waking the helper.
 //!
 //! What a store made ahead cannot hold, so such calls start fresh: a
 //! recorded call (its start-up is recorded), a learning run (other
@@ -205,8 +210,8 @@ impl Instances {
     /// A slot for one run, with a store made ahead for `want` when one is
     /// ready. Without one, a free slot; with none free, the slot of a store
     /// made ahead for another call (dropped first); else the call waits in
-    /// line. Asks the helper for a replacement (or a first store) for
-    /// `want`.
+    /// line. With `want`, the slot asks the helper for a replacement (or a
+    /// first store) when the run ends, if the plugin's pace allows.
     ///
     /// # Errors
     /// When the pool's semaphore is closed (never, while the host lives).

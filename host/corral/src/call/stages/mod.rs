@@ -37,7 +37,8 @@
 //! `corral.fuel` (units consumed), `corral.attempts` and `corral.outcome`
 //! (`ok` or the error's kind), and its stages are child spans:
 //! `corral.validate`, `corral.gate`, and per attempt in a sandbox
-//! `corral.instantiate`, `corral.run` and `corral.output`. A plan's or a
+//! `corral.instantiate` (or `corral.bind`, for an instance made ahead of the
+//! call), `corral.run` and `corral.output`. A plan's or a
 //! pipeline's steps are `corral.call` spans under the plan's, so one call
 //! from an agent is one trace. A subscriber that exports them (corral-cli's
 //! OpenTelemetry layer) sees them; otherwise a span costs a disabled
