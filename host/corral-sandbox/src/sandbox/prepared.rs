@@ -398,8 +398,10 @@ impl Shared {
     fn prepared(&self, key: usize, made: Option<Made>, failed: bool) {
         let mut ready = self.lock();
         let Ready { entries, held } = &mut *ready;
-        let Some(entry) = entries.get_mut(&key) else {
-            // Its plugin was reloaded meanwhile: `retain` counted it out.
+        // No entry, or one with nothing asked: its plugin was reloaded
+        // meanwhile (`retain` counted this start-up out), and a call still
+        // on the old catalog may have wanted the same plugin again since.
+        let Some(entry) = entries.get_mut(&key).filter(|e| e.preparing > 0) else {
             drop(ready);
             drop(made);
             return;
