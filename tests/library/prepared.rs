@@ -23,16 +23,34 @@ async fn ready(host: &Host, n: usize) {
     .unwrap_or_else(|_| panic!("no {n} instance(s) made ahead: {:?}", host.prepared_stats()));
 }
 
-/// A call as a caller that leaves [`corral::MIN_GAP`] and more since its
-/// last call: the pace at which instances are made ahead (the gap is the
+/// The pause of a caller that leaves more than [`corral::MIN_GAP`] between
+/// its calls: the pace at which instances are made ahead (the gap is the
 /// behaviour under test, not a wait for something to happen).
-async fn json_call(host: &Host, tool: &str, arguments: Value, options: &CallOptions) -> Value {
+async fn paced() {
     tokio::time::sleep(corral::MIN_GAP * 2).await;
+}
+
+/// A call at that pace: its JSON output.
+async fn json_call(host: &Host, tool: &str, arguments: Value, options: &CallOptions) -> Value {
+    paced().await;
     host.call(tool, &arguments.to_string(), options)
         .await
         .unwrap_or_else(|err| panic!("{tool}: {err}"))
         .into_json()
         .expect("json")
+}
+
+/// A call at that pace that must fail: its error.
+async fn failing_call(
+    host: &Host,
+    tool: &str,
+    arguments: &Value,
+    options: &CallOptions,
+) -> CallError {
+    paced().await;
+    host.call(tool, &arguments.to_string(), options)
+        .await
+        .unwrap_err()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -103,11 +121,7 @@ async fn the_call_binds_its_limits_and_context_when_it_takes_an_instance() {
     ready(&host, 1).await;
     let before = host.prepared_stats();
     let tight = CallOptions::default().with_limits(Limits::default().with_fuel(100_000));
-    tokio::time::sleep(corral::MIN_GAP * 2).await;
-    let err = host
-        .call("crunch", &crunch.to_string(), &tight)
-        .await
-        .unwrap_err();
+    let err = failing_call(&host, "crunch", &crunch, &tight).await;
     assert!(matches!(err, CallError::OutOfFuel { .. }), "{err:?}");
     let after = host.prepared_stats();
     assert_eq!(
@@ -122,11 +136,7 @@ async fn the_call_binds_its_limits_and_context_when_it_takes_an_instance() {
     ready(&host, 1).await;
     let before = host.prepared_stats();
     let starved = CallOptions::default().with_limits(Limits::default().with_memory_bytes(64 << 10));
-    tokio::time::sleep(corral::MIN_GAP * 2).await;
-    let err = host
-        .call("crunch", &crunch.to_string(), &starved)
-        .await
-        .unwrap_err();
+    let err = failing_call(&host, "crunch", &crunch, &starved).await;
     assert!(matches!(err, CallError::MemoryLimit { .. }), "{err:?}");
     let after = host.prepared_stats();
     assert_eq!(
