@@ -3,7 +3,8 @@
 //! (`corral_sandbox::Instances`), and, for a tool that is not
 //! parallelizable, the tool's serial lock; runs the call in that instance or
 //! a fresh one, under the invocation's limits bound at that moment; and
-//! classifies the outcome. The instance's store is dropped after the answer.
+//! classifies the outcome. A store that is slow to drop is dropped after
+//! the answer (`corral_sandbox::OFF_PATH_DROP`), a cheap one in line.
 //!
 //! The host wraps this service in the layers it was built with
 //! ([`HostBuilder::layer`](crate::HostBuilder::layer)), outermost first, so a
