@@ -19,6 +19,7 @@
 //! | [`Kind::SignatureEvidence`] | `NAME.wasm.sig`, `.sigstore.json`, `.cosign.json` | 1 MiB |
 //! | [`Kind::Key`] | a public key, a trusted root | 1 MiB |
 //! | [`Kind::Wit`] | `NAME.wit` beside an any-component plugin | 4 MiB |
+//! | [`Kind::DigestMemo`] | a plugin file's remembered sha256 in the component cache | 1 KiB |
 //! | [`Kind::Plugin`] | a component (`corral verify`'s read) | the caller's |
 //!
 //! Each cap is far above what a real file of its kind holds (a policy is a
@@ -89,6 +90,9 @@ pub enum Kind {
     Wit,
     /// A recording of a run (`corral replay`).
     Recording,
+    /// The sha256 the loader remembers of a plugin file, in the component
+    /// cache's `digests/` (one line).
+    DigestMemo,
     /// A component, with the host's cap in bytes.
     Plugin {
         /// The cap, in bytes (the host's `max_plugin_bytes`).
@@ -106,6 +110,7 @@ impl Kind {
             Self::StandingApprovals => 16 * MIB,
             Self::SignatureEvidence | Self::Key => MIB,
             Self::Recording => 64 * MIB,
+            Self::DigestMemo => KIB,
             Self::Plugin { max_bytes } => max_bytes,
         }
     }
@@ -127,6 +132,7 @@ impl Kind {
             Self::Key => "a key or trusted root",
             Self::Wit => "a WIT file",
             Self::Recording => "a recording",
+            Self::DigestMemo => "a digest memo",
             Self::Plugin { .. } => "a component",
         }
     }

@@ -21,14 +21,35 @@
 //! sector) is recompiled and rewritten, never run. The checksum catches
 //! accidents, not an attacker: anyone who can write to the cache directory
 //! can run code as the host user, so do not point it at a shared location.
+//!
+//! The directory also holds the digest memo (`digests.rs`): the sha256 of
+//! each plugin file as it was when last hashed, so that
+//! [`ComponentCache::plugin_file`] answers a warm start's digest from a
+//! `stat` instead of reading and hashing the file.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use sha2::{Digest as _, Sha256};
 use wasmtime::component::Component;
 
 use crate::engine::Engine;
+use crate::error::ComponentError;
+
+mod digests;
+mod whole;
+
+/// A plugin file's sha256, and its bytes when they were read
+/// ([`ComponentCache::plugin_file`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginFile {
+    /// The sha256 of its bytes, lowercase hex.
+    pub sha256: String,
+    /// Its bytes; `None` when the digest memo answered for them and the
+    /// cache holds their compiled form (load it with [`compile_cached`]).
+    pub bytes: Option<Vec<u8>>,
+}
 
 /// Where precompiled components are kept. `None` disables caching.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,6 +147,48 @@ impl ComponentCache {
         )
     }
 
+    /// The sha256 of the plugin file `path` (at most `max_bytes`), and its
+    /// bytes unless they are not needed: when `need_bytes` is false, the
+    /// digest memo holds the file's digest in its present state (same
+    /// device, inode, size, modification and change time) and the cache
+    /// holds its compiled form for `engine`, the file is opened and
+    /// `stat`ed but not read. Otherwise it is read and hashed, and the
+    /// digest is remembered when the file's change time is settled (at
+    /// least 1 s old). A disabled cache remembers nothing.
+    ///
+    /// # Errors
+    /// As [`read_plugin`](crate::read_plugin): not a regular file, over
+    /// `max_bytes`, not wasm (when read), or an I/O error.
+    pub fn plugin_file(
+        &self,
+        engine: &Engine,
+        path: &Path,
+        max_bytes: u64,
+        need_bytes: bool,
+    ) -> Result<PluginFile, ComponentError> {
+        let (file, meta) = crate::files::open_plugin(path, max_bytes)?;
+        let now = std::time::SystemTime::now();
+        if let Some(dir) = &self.dir
+            && !need_bytes
+            && let Some(sha256) = digests::recall(dir, &meta)
+            && self.has_entry(engine, &sha256)
+        {
+            return Ok(PluginFile {
+                sha256,
+                bytes: None,
+            });
+        }
+        let bytes = crate::files::read_opened(file, &meta, max_bytes)?;
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        if let Some(dir) = &self.dir {
+            digests::remember(dir, &meta, &sha256, now);
+        }
+        Ok(PluginFile {
+            sha256,
+            bytes: Some(bytes),
+        })
+    }
+
     /// Removes the temporary files of cache writers that were killed
     /// (`corral_files::sweep`); the host does it once as it builds.
     pub fn sweep(&self) {
@@ -139,10 +202,10 @@ impl ComponentCache {
 /// whole and usable; a corrupt or unusable one is logged (when `warn`) and
 /// answered as none, so that it is compiled again and rewritten.
 fn read_entry(engine: &Engine, path: &Path, warn: bool) -> Option<Component> {
-    // Read into memory rather than `deserialize_file`'s mmap: a cache file
-    // truncated by someone else while mapped would SIGBUS the whole host.
-    // The copy costs about 0.2 ms per plugin at load.
-    let entry = std::fs::read(path).ok()?;
+    // Read into memory (huge pages for a large entry, `whole.rs`) rather
+    // than `deserialize_file`'s mmap: a cache file truncated by someone else
+    // while mapped would SIGBUS the whole host.
+    let entry = whole::read(path).ok()?;
     let why = match unseal(&entry) {
         // SAFETY: the file name is derived from the content hash and the
         // engine's compatibility hash, only `store` writes such names,
@@ -268,25 +331,36 @@ pub fn compile(
     cache: &ComponentCache,
     bytes: &[u8],
     sha256: &str,
-) -> Result<(Component, CacheOutcome), crate::error::ComponentError> {
+) -> Result<(Component, CacheOutcome), ComponentError> {
     if bytes.len() < 8 || &bytes[..4] != WASM_MAGIC {
-        return Err(crate::error::ComponentError::NotWasm);
+        return Err(ComponentError::NotWasm);
     }
     if bytes[4..8] == CORE_VERSION {
-        return Err(crate::error::ComponentError::CoreModule);
+        return Err(ComponentError::CoreModule);
     }
     let (component, outcome) = cache.load_or_compile(engine, bytes, sha256).map_err(|e| {
         let cause = format!("{:#}", e.root_cause());
         if cause.contains("minimum byte size") {
-            crate::error::ComponentError::MemoryTooLarge(cause)
+            ComponentError::MemoryTooLarge(cause)
         } else if cause.contains("component model async") {
-            crate::error::ComponentError::AsyncAbi(cause)
+            ComponentError::AsyncAbi(cause)
         } else {
-            crate::error::ComponentError::InvalidComponent(cause)
+            ComponentError::InvalidComponent(cause)
         }
     })?;
     prepare_memory_images(&component, sha256);
     Ok((component, outcome))
+}
+
+/// The compiled component whose bytes have the sha256 `sha256`, from
+/// `cache` alone (a [`PluginFile`] the digest memo answered): `None` when
+/// the entry is gone or unusable since, and the bytes must be read and
+/// [`compile`]d after all.
+pub fn compile_cached(engine: &Engine, cache: &ComponentCache, sha256: &str) -> Option<Component> {
+    let dir = cache.dir.as_ref()?;
+    let component = read_entry(engine, &entry_path(dir, engine, sha256), true)?;
+    prepare_memory_images(&component, sha256);
+    Some(component)
 }
 
 /// How often [`prepare_memory_images`] tries, and the pause before the

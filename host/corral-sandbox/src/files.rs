@@ -55,19 +55,45 @@ fn kind(file_type: std::fs::FileType) -> &'static str {
 /// - [`ComponentError::Io`] when it cannot be opened or read (a dangling
 ///   symlink, a symlink loop, no permission).
 pub fn read_plugin(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ComponentError> {
-    let io = |e: std::io::Error| ComponentError::Io(e.to_string());
+    let (file, meta) = open_plugin(path, max_bytes)?;
+    read_opened(file, &meta, max_bytes)
+}
+
+/// Opens the plugin file `path` and checks what a `stat` can tell: a
+/// regular file of at most `max_bytes`. Answers the open file and its
+/// metadata, for [`read_opened`] (or, in the component cache, the digest
+/// memo's key).
+///
+/// # Errors
+/// As [`read_plugin`], except [`ComponentError::NotWasm`] (nothing is read).
+pub(crate) fn open_plugin(
+    path: &Path,
+    max_bytes: u64,
+) -> Result<(std::fs::File, std::fs::Metadata), ComponentError> {
     let file = corral_files::open_for_reading(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(ComponentError::NotAFile(kind(meta.file_type())));
     }
-    let size = meta.len();
-    if size > max_bytes {
+    if meta.len() > max_bytes {
         return Err(ComponentError::TooLarge {
-            bytes: size,
+            bytes: meta.len(),
             limit_bytes: max_bytes,
         });
     }
+    Ok((file, meta))
+}
+
+/// Reads the file [`open_plugin`] opened: its wasm header first, then the
+/// rest, within `max_bytes`.
+///
+/// # Errors
+/// As [`read_plugin`].
+pub(crate) fn read_opened(
+    file: std::fs::File,
+    meta: &std::fs::Metadata,
+    max_bytes: u64,
+) -> Result<Vec<u8>, ComponentError> {
     let mut reader = file.take(max_bytes.saturating_add(1));
     let mut bytes = Vec::with_capacity(WASM_MAGIC.len());
     (&mut reader)
@@ -77,7 +103,7 @@ pub fn read_plugin(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ComponentErro
     if bytes.as_slice() != WASM_MAGIC {
         return Err(ComponentError::NotWasm);
     }
-    bytes.reserve(usize::try_from(size).unwrap_or(0));
+    bytes.reserve(usize::try_from(meta.len()).unwrap_or(0));
     reader.read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() as u64 > max_bytes {
         return Err(ComponentError::TooLarge {
@@ -86,6 +112,11 @@ pub fn read_plugin(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ComponentErro
         });
     }
     Ok(bytes)
+}
+
+/// An I/O error reading a plugin file, as the loader reports it.
+fn io(err: std::io::Error) -> ComponentError {
+    ComponentError::Io(err.to_string())
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub use attempts::{
     Attempts, Denial, FileAttempt, FileOp, HttpAttempt, MAX_DISTINCT, MAX_ORIGIN_BYTES,
     MAX_PATH_BYTES, Usage, origin,
 };
-pub use cache::{CacheOutcome, ComponentCache, compile};
+pub use cache::{CacheOutcome, ComponentCache, PluginFile, compile, compile_cached};
 pub use client::{
     ClientAnswer, ClientFuture, ClientFutures, ClientGrants, ClientHook, ClientRefusal,
     ClientRequest, Elicitation, MAX_KEY_BYTES, ModelPreferences, Root, Sampled, SamplingContent,

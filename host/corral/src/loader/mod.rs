@@ -1,5 +1,6 @@
 //! The loader: finds `*.wasm` files in the plugin directory, reads each one
-//! within the size cap (`corral_sandbox::read_plugin`) with its policy
+//! within the size cap (`ComponentCache::plugin_file`: on a warm start its
+//! digest memo answers for the bytes of an unchanged file) with its policy
 //! ([`crate::config::policy`]), checks its integrity pin and its `corral.lock` entry
 //! ([`crate::config::lock`]), compiles them in
 //! parallel, largest first, one worker per core (`parallel.rs`; through the
@@ -19,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use wasmtime::component::Linker;
 
@@ -64,7 +64,7 @@ pub(crate) struct LoadLimits {
     pub pool: corral_sandbox::PoolConfig,
     /// Whether components of other worlds load in any-component mode.
     pub any_component: bool,
-    /// The plugin size cap, in bytes (`corral_sandbox::read_plugin`).
+    /// The plugin size cap, in bytes (`ComponentCache::plugin_file`).
     pub max_plugin_bytes: u64,
 }
 
@@ -78,18 +78,52 @@ enum Compiled {
     Deferred,
 }
 
+/// What every file of one load is compiled with.
+struct Job {
+    engine: Engine,
+    linker: Arc<Linker<SandboxState>>,
+    cache: ComponentCache,
+    limits: LoadLimits,
+    inputs: Arc<Inputs>,
+}
+
 /// Reads the policy, reads and checks the bytes, and compiles and links one
 /// file, unless `previous` holds the same bytes under the same policy. Runs on
-/// a blocking thread.
+/// a blocking thread. The digest memo of the component cache may answer for
+/// the bytes ([`ComponentCache::plugin_file`]); when a later step needs them
+/// after all (the cache entry went since), the file is taken again from the
+/// start, read.
 fn compile_one(
-    engine: &Engine,
-    linker: &Linker<SandboxState>,
-    cache: &ComponentCache,
+    job: &Job,
     path: &Path,
-    limits: &LoadLimits,
     previous: Option<&Described>,
-    inputs: &Inputs,
 ) -> Result<Compiled, LoadErrorReason> {
+    for need_bytes in [false, true] {
+        if let Some(done) = compile_from(job, path, previous, need_bytes)? {
+            return Ok(done);
+        }
+    }
+    Err(LoadErrorReason::Internal(
+        "its bytes were read and still found missing".into(),
+    ))
+}
+
+/// [`compile_one`], with the bytes read (`need_bytes`) or, where the digest
+/// memo answers, not. `Ok(None)`: a step needed the bytes that were not
+/// read.
+fn compile_from(
+    job: &Job,
+    path: &Path,
+    previous: Option<&Described>,
+    need_bytes: bool,
+) -> Result<Option<Compiled>, LoadErrorReason> {
+    let Job {
+        engine,
+        linker,
+        cache,
+        limits,
+        inputs,
+    } = job;
     let secrets = &inputs.secrets;
     let policy_file = crate::config::policy::policy_path_in(path, inputs.policy_dir.as_deref());
     let policy_source =
@@ -99,16 +133,25 @@ fn compile_one(
                 message: err.reason(),
             })
         })?;
-    let bytes = corral_sandbox::read_plugin(path, limits.max_plugin_bytes)?;
-    let sha256 = hex::encode(Sha256::digest(&bytes));
+    // Parsed before the bytes are read, since whether they must be read
+    // depends on it (signature evidence); its error is reported after
+    // theirs and the lock's, as ever.
+    let parsed = match &policy_source {
+        None => Ok(Policy::none()),
+        Some(text) => Policy::parse(text, &policy_file),
+    };
+    let signature_stamp = parsed
+        .as_ref()
+        .ok()
+        .map(|policy| crate::loader::signature::stamp(path, &policy.signed_by));
+    let need_bytes = need_bytes || !matches!(signature_stamp, Some(None));
+    let file = cache.plugin_file(engine, path, limits.max_plugin_bytes, need_bytes)?;
+    let sha256 = file.sha256;
     checks::lock(inputs, path, &sha256)?;
     let docs_stamp = corral_sandbox::sidecar_stamp(path);
     let secrets_stamp = crate::config::secrets::stamp(policy_source.as_deref(), secrets);
-    let policy = match &policy_source {
-        None => Policy::none(),
-        Some(text) => Policy::parse(text, &policy_file).map_err(LoadErrorReason::Policy)?,
-    };
-    let signature_stamp = crate::loader::signature::stamp(path, &policy.signed_by);
+    let policy = parsed.map_err(LoadErrorReason::Policy)?;
+    let signature_stamp = signature_stamp.flatten();
     if let Some((plugin, specs)) = previous
         && plugin.sha256 == sha256
         && plugin.policy_source == policy_source
@@ -116,7 +159,7 @@ fn compile_one(
         && plugin.secrets_stamp == secrets_stamp
         && plugin.signature_stamp == signature_stamp
     {
-        return Ok(Compiled::Reused((plugin.clone(), specs.clone())));
+        return Ok(Some(Compiled::Reused((plugin.clone(), specs.clone()))));
     }
     if policy_source.is_none() && crate::config::policy::requested_policy_path(path).exists() {
         tracing::warn!(
@@ -124,13 +167,28 @@ fn compile_one(
             "it runs with nothing granted: the policy its publisher requests is not accepted"
         );
     }
-    let signed = checks::integrity(&policy, path, &bytes, &sha256, &inputs.trust)?;
+    // Unread only when no signature evidence exists beside it: then no
+    // signature compares bytes.
+    let bytes = file.bytes.as_deref();
+    let signed = checks::integrity(
+        &policy,
+        path,
+        bytes.unwrap_or_default(),
+        &sha256,
+        &inputs.trust,
+    )?;
     checks::within_maximums(&policy, &limits.max)?;
     if inputs.defer_uncached && !cache.has_entry(engine, &sha256) {
-        return Ok(Compiled::Deferred);
+        return Ok(Some(Compiled::Deferred));
     }
     let started = Instant::now();
-    let (component, outcome) = corral_sandbox::compile(engine, cache, &bytes, &sha256)?;
+    let (component, outcome) = match bytes {
+        Some(bytes) => corral_sandbox::compile(engine, cache, bytes, &sha256)?,
+        None => match corral_sandbox::compile_cached(engine, cache, &sha256) {
+            Some(component) => (component, CacheOutcome::Hit),
+            None => return Ok(None),
+        },
+    };
     tracing::debug!(
         plugin = ?path,
         cached = outcome == CacheOutcome::Hit,
@@ -156,8 +214,21 @@ fn compile_one(
     let pre = match PluginPre::new(instance_pre.clone()) {
         Ok(pre) => pre,
         Err(err) if limits.any_component && policy.any_component => {
+            // Unread (the memo answered): read now, and used if they are
+            // still what was compiled.
+            let read;
+            let bytes = match bytes {
+                Some(bytes) => bytes,
+                None => {
+                    read = cache.plugin_file(engine, path, limits.max_plugin_bytes, true)?;
+                    match read.bytes.as_deref() {
+                        Some(bytes) if read.sha256 == sha256 => bytes,
+                        _ => return Ok(None),
+                    }
+                }
+            };
             let foreign =
-                corral_sandbox::Foreign::inspect(engine.wasmtime(), &component, &bytes, path)
+                corral_sandbox::Foreign::inspect(engine.wasmtime(), &component, bytes, path)
                     .map_err(LoadErrorReason::WrongWorld)?;
             // At most SHOWN_SKIPPED of them in the log and the error: a
             // component may export a great many.
@@ -227,7 +298,7 @@ fn compile_one(
         .sampling
         .and_then(|s| s.tokens_per_hour)
         .map(|tokens| Arc::new(crate::call::resilience::limiter::Limiter::sampling(tokens)));
-    Ok(Compiled::Fresh(Box::new(Plugin {
+    Ok(Some(Compiled::Fresh(Box::new(Plugin {
         caps: policy.describe.apply(limits.caps),
         describe_limits,
         sampling_budget,
@@ -242,7 +313,7 @@ fn compile_one(
         signature_stamp,
         signed,
         grants,
-    })))
+    }))))
 }
 
 /// What loading plugins needs from the host.
@@ -317,22 +388,19 @@ pub(crate) async fn load_files(
         trust: ctx.trust.clone(),
         policy_dir: ctx.policy_dir.map(Path::to_path_buf),
     });
-    let (engine, linker, cache) = (ctx.engine.clone(), ctx.linker.clone(), ctx.cache.clone());
-    let limits = ctx.limits;
+    let job = Job {
+        engine: ctx.engine.clone(),
+        linker: ctx.linker.clone(),
+        cache: ctx.cache.clone(),
+        limits: ctx.limits,
+        inputs,
+    };
     let previous: BTreeMap<PathBuf, Described> = files
         .iter()
         .filter_map(|path| Some((path.clone(), previous.get(path)?.clone())))
         .collect();
     let mut compiled = parallel::run(files, move |path| {
-        compile_one(
-            &engine,
-            &linker,
-            &cache,
-            path,
-            &limits,
-            previous.get(path),
-            &inputs,
-        )
+        compile_one(&job, path, previous.get(path))
     });
     let mut errors = Vec::new();
     let mut described = Vec::new();
