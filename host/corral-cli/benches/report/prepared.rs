@@ -130,8 +130,12 @@ pub fn throughput(effort: Effort, report: &mut Report) {
     let file = sample("encode");
     let (on, _d1) = host_pool(&rt, std::slice::from_ref(&file), PoolConfig::default());
     let (off, _d2) = host_pool(&rt, std::slice::from_ref(&file), off());
-    let calls = effort.pick(30_000, 8);
-    let n = effort.pick(7, 1);
+    // Many short rounds, on and off in turn, compared pair by pair: on
+    // this 2-core VM a whole round runs at one of two speeds (about 70 k/s
+    // or 105 k/s at 2 callers, whichever the setting), so a few long
+    // rounds compare the machine's moods, not the settings.
+    let calls = effort.pick(10_000, 8);
+    let n = effort.pick(21, 1);
     let caller = |host: Host| {
         move || {
             let host = host.clone();
@@ -155,18 +159,21 @@ pub fn throughput(effort: Effort, report: &mut Report) {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    for (callers, on, off) in [
-        (1, median(on1), median(off1)),
-        (2, median(on2), median(off2)),
+    let paired =
+        |on: &[f64], off: &[f64]| median(on.iter().zip(off).map(|(on, off)| on / off).collect());
+    for (callers, ratio, on, off) in [
+        (1, paired(&on1, &off1), median(on1), median(off1)),
+        (2, paired(&on2, &off2), median(on2), median(off2)),
     ] {
         report.push(Row {
             figure: format!(
-                "in-process throughput, `sha256`, {callers} caller(s), made ahead (median of {n} alternating rounds)"
+                "in-process throughput, `sha256`, {callers} caller(s), made ahead (median of {n} \
+                 alternating rounds of {calls} calls; median ratio of each round to the next: {ratio:.2}×)"
             ),
             value: Value::PerSecond(on),
             baseline: Some(("made when the call arrives".into(), Value::PerSecond(off))),
-            target: "≥ 0.95× without".into(),
-            met: Some(on >= 0.95 * off),
+            target: "≥ 0.95× without (paired)".into(),
+            met: Some(ratio >= 0.95),
         });
     }
 }
