@@ -196,6 +196,26 @@ async fn a_warm_start_takes_a_settled_plugins_digest_from_the_memo_and_rereads_a
     assert_eq!(host.tools().len(), tools);
     drop(host);
 
+    // The memo answers for `a.wasm` but its cache entry is damaged: the
+    // file is read after all, compiled again, and the entry rewritten.
+    let entry = std::fs::read_dir(cache_dir.path())
+        .expect("cache dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&encode_sha))
+        })
+        .expect("encode's cache entry");
+    let mut bytes = std::fs::read(&entry).expect("entry");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&entry, &bytes).expect("damage");
+    let host = build().await.expect("warm start over a damaged entry");
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    assert_eq!(host.tools().len(), tools);
+    drop(host);
+    assert_ne!(std::fs::read(&entry).expect("entry"), bytes, "rewritten");
+
     // A forged line: `a.wasm`'s memo names the hostile fixture's digest.
     // The warm start believes it without reading `a.wasm`, so it loads the
     // compiled entry of that digest (the component that digest pins: the

@@ -355,10 +355,11 @@ pub fn compile(
 /// The compiled component whose bytes have the sha256 `sha256`, from
 /// `cache` alone (a [`PluginFile`] the digest memo answered): `None` when
 /// the entry is gone or unusable since, and the bytes must be read and
-/// [`compile`]d after all.
+/// [`compile`]d after all (which reads the entry again, says why it is
+/// refused, and rewrites it).
 pub fn compile_cached(engine: &Engine, cache: &ComponentCache, sha256: &str) -> Option<Component> {
     let dir = cache.dir.as_ref()?;
-    let component = read_entry(engine, &entry_path(dir, engine, sha256), true)?;
+    let component = read_entry(engine, &entry_path(dir, engine, sha256), false)?;
     prepare_memory_images(&component, sha256);
     Some(component)
 }
