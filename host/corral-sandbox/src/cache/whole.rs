@@ -18,6 +18,7 @@ use std::path::Path;
 
 /// The size from which an entry is read into huge pages: 2 MiB, one huge
 /// page on x86-64 and aarch64 (a smaller read would not fill one).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(super) const HUGE: usize = 2 << 20;
 
 /// An entry's bytes, in memory.
