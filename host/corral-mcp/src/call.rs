@@ -77,8 +77,10 @@ impl McpServer {
         .then(corral::replay::RecordRequest::new);
         options.record = recording.clone();
         // Who answers a gated call (see the `approval` module).
+        let client_of = approval::ClientOf::read(&context);
         let round = approval::Round::prepare(
             &context,
+            &client_of,
             self.states.as_ref(),
             &self.host,
             &tool,
@@ -100,8 +102,9 @@ impl McpServer {
         // first (its retry then becomes the task); questions inside the task
         // go through `tasks/update`, except on such a retry, whose reviewer
         // holds the answer.
-        let takes_tasks = context
-            .client_capabilities()
+        let takes_tasks = client_of
+            .caps
+            .as_ref()
             .is_some_and(|caps| caps.supports_tasks());
         if tool.task_mode() == corral::TaskMode::Required && !takes_tasks {
             return Err(McpError::missing_required_client_capability(
@@ -113,9 +116,12 @@ impl McpServer {
         // The guest's own questions to this client (WIT 0.3.0 `client`):
         // a session-based client is asked in line; a tool that cannot work
         // without sampling refuses a client that cannot sample (-32021).
-        let caps = context.client_capabilities().unwrap_or_default();
         let grants = tool.client_grants();
-        if tool.requires_sampling() && caps.sampling.is_none() {
+        let samples = client_of
+            .caps
+            .as_ref()
+            .is_some_and(|caps| caps.sampling.is_some());
+        if tool.requires_sampling() && !samples {
             // Deprecated by SEP-2577, still served (see `client.rs`).
             #[allow(deprecated)]
             return Err(McpError::missing_required_client_capability(
@@ -124,9 +130,7 @@ impl McpServer {
                     .build(),
             ));
         }
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
+        let stateless = client_of.stateless;
         // A 2026-07-28 client's round (above) answers them when it can.
         if grants.any() && options.client.is_none() {
             options = if stateless {
@@ -134,11 +138,11 @@ impl McpServer {
             } else {
                 options.with_client(Arc::new(crate::client::SessionClient::new(
                     context.peer.clone(),
-                    caps.clone(),
+                    client_of.caps.clone().unwrap_or_default(),
                 )))
             };
         }
-        let flow = approval::Flow::of(&context);
+        let flow = client_of.flow();
         // A declared gate that only this client's user could decide, from a
         // client that cannot be asked: refused before the call, as MCP says
         // (MissingRequiredClientCapability, -32021, HTTP 400), naming what
@@ -165,7 +169,8 @@ impl McpServer {
                 arguments,
                 options,
                 ask_client: !retry && flow != approval::Flow::Host,
-                client_requests: (stateless && grants.any()).then(|| caps.clone()),
+                client_requests: (stateless && grants.any())
+                    .then(|| client_of.caps.clone().unwrap_or_default()),
                 round: round.as_ref().and_then(approval::Round::client),
             };
             let created = self.tasks.create(tenant, job).await?;
@@ -193,7 +198,9 @@ impl McpServer {
         }
 
         let host = self.host.clone();
-        let call = host.call_value(&name, arguments, &options);
+        // Boxed: the request task rmcp spawns then holds a pointer, not
+        // the whole call's state, which tokio would copy as it moves it.
+        let call = Box::pin(host.call_value(&name, arguments, &options));
         let result = tokio::select! {
             result = call => result,
             () = context.ct.cancelled() => {
@@ -219,8 +226,8 @@ impl McpServer {
         }
         let mut result = result;
         if let Ok(out) = &mut result {
-            let tenant = tasks::tenant_of(options_tenant.as_ref(), &options_context);
-            crate::resources::keep(self.tasks.store().as_ref(), &tenant, &name, &mut out.parts)
+            let tenant = || tasks::tenant_of(options_tenant.as_ref(), &options_context);
+            crate::resources::keep(self.tasks.store().as_ref(), tenant, &name, &mut out.parts)
                 .await;
         }
         let mut result = present::to_result(result);

@@ -51,16 +51,24 @@ fn key(tenant: &str, uri: &str) -> String {
     )
 }
 
-/// Keeps the `corral://` embedded resources of `parts` for `tenant`, and
-/// drops from `parts` the ones a link of the same result points to (see the
-/// module docs). `tool` names the call in a log line when the store fails.
+/// Keeps the `corral://` embedded resources of `parts` for the tenant
+/// `tenant` names (hashed, see [`crate::tasks::tenant_of`]), and drops from
+/// `parts` the ones a link of the same result points to (see the module
+/// docs). `tool` names the call in a log line when the store fails. A
+/// result without such a resource (most results) returns at once, without
+/// computing the tenant.
 pub(crate) async fn keep(
     store: &dyn SharedStore,
-    tenant: &str,
+    tenant: impl FnOnce() -> String,
     tool: &str,
     parts: &mut Vec<OutputPart>,
 ) {
     use base64::Engine as _;
+    if !parts.iter().any(|part| kept_here(&part.content)) {
+        return;
+    }
+    let tenant = tenant();
+    let tenant = tenant.as_str();
     let linked: Vec<String> = parts
         .iter()
         .filter_map(|part| match &part.content {
@@ -75,7 +83,7 @@ pub(crate) async fn keep(
         let PartContent::Resource(resource) = &part.content else {
             continue;
         };
-        if !resource.uri.starts_with(SCHEME) || resource.uri == crate::HEALTH_URI {
+        if !kept_here(&part.content) {
             continue;
         }
         let (contents, blob) = match &resource.contents {
@@ -113,6 +121,13 @@ pub(crate) async fn keep(
     parts.retain(
         |part| !matches!(&part.content, PartContent::Resource(r) if kept_linked.contains(&r.uri)),
     );
+}
+
+/// Whether [`keep`] keeps `content`: an embedded resource under
+/// `corral://`, other than the host's own `corral://health`.
+fn kept_here(content: &PartContent) -> bool {
+    matches!(content, PartContent::Resource(resource)
+        if resource.uri.starts_with(SCHEME) && resource.uri != crate::HEALTH_URI)
 }
 
 /// The resource `uri` kept for `tenant`, if any.

@@ -80,21 +80,37 @@ pub(crate) enum Flow {
     Host,
 }
 
-impl Flow {
-    /// The flow for the request of `context`: its protocol revision and
-    /// capabilities come from the request's `_meta` (2026-07-28) or the
-    /// session's `initialize`.
-    pub fn of(context: &RequestContext<RoleServer>) -> Self {
-        let elicits = context
-            .client_capabilities()
-            .is_some_and(|c| c.elicitation.is_some());
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
-        match (elicits, stateless) {
-            (false, _) => Self::Host,
-            (true, true) => Self::InputRequired,
-            (true, false) => Self::Elicitation,
+/// What one request says of its client, read once a request: its
+/// capabilities and whether it is stateless (a protocol revision without
+/// `initialize`, MCP 2026-07-28). Both come from the request's `_meta`
+/// (2026-07-28) or else the session's `initialize`; rmcp clones the
+/// capabilities on each read, so a `tools/call` reads them here once.
+#[derive(Debug)]
+pub(crate) struct ClientOf {
+    /// The client's capabilities, `None` when it declared none.
+    pub caps: Option<rmcp::model::ClientCapabilities>,
+    /// Whether the request's revision has no `initialize`.
+    pub stateless: bool,
+}
+
+impl ClientOf {
+    /// The client of the request of `context`.
+    pub fn read(context: &RequestContext<RoleServer>) -> Self {
+        Self {
+            caps: context.client_capabilities(),
+            stateless: context
+                .protocol_version()
+                .is_some_and(|v| !v.has_initialize()),
+        }
+    }
+
+    /// Who answers a gated call of this request.
+    pub fn flow(&self) -> Flow {
+        let elicits = self.caps.as_ref().is_some_and(|c| c.elicitation.is_some());
+        match (elicits, self.stateless) {
+            (false, _) => Flow::Host,
+            (true, true) => Flow::InputRequired,
+            (true, false) => Flow::Elicitation,
         }
     }
 }
@@ -255,8 +271,10 @@ impl Round {
     /// # Errors
     /// `invalid_params` for a state the retry may not use (forged, expired,
     /// replayed, for another call) or an approval answer it lacks.
+    #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         context: &RequestContext<RoleServer>,
+        client_of: &ClientOf,
         states: Option<&Arc<States>>,
         host: &corral::Host,
         tool: &Tool,
@@ -264,7 +282,7 @@ impl Round {
         request: &rmcp::model::CallToolRequestParams,
         options: &mut corral::CallOptions,
     ) -> Result<Option<Self>, McpError> {
-        let flow = Flow::of(context);
+        let flow = client_of.flow();
         if flow == Flow::Elicitation {
             options.reviewer = Some(Arc::new(ElicitationReviewer::new(
                 context.peer.clone(),
@@ -272,10 +290,7 @@ impl Round {
             )));
             return Ok(None);
         }
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
-        let asks_client = stateless && tool.client_grants().any();
+        let asks_client = client_of.stateless && tool.client_grants().any();
         let Some(states) = states.filter(|_| flow == Flow::InputRequired || asks_client) else {
             return Ok(None);
         };
@@ -319,7 +334,7 @@ impl Round {
         }
         let client = asks_client.then(|| {
             Arc::new(RoundClient::new(
-                context.client_capabilities().unwrap_or_default(),
+                client_of.caps.clone().unwrap_or_default(),
                 tool,
                 payload.as_ref(),
                 responses,

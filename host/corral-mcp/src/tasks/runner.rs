@@ -148,7 +148,7 @@ pub(crate) async fn run(
         tokio::select! {
             mut result = call => {
                 if let Ok(out) = &mut result {
-                    crate::resources::keep(tasks.store().as_ref(), &tenant, &name, &mut out.parts)
+                    crate::resources::keep(tasks.store().as_ref(), || tenant.clone(), &name, &mut out.parts)
                         .await;
                 }
                 crate::present::task_end(result)
