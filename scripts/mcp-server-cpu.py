@@ -1,30 +1,47 @@
 #!/usr/bin/env python3
-"""The server's CPU time per MCP `tools/call`, corral against the rmcp floor.
+"""The server's cost per MCP `tools/call`, corral against the rmcp floor.
 
 A diagnostic for issue 51's MCP row (BENCHMARKS.md, "Instances made ahead"),
-not part of .ci/run. It starts, in turn, `corral serve` over the bundled
-plugins and the report bench's rmcp floor server (rmcp's stdio server whose
-one tool is the bare-wasmtime call of `plugins/encode.wasm`: the bench binary
-re-executes itself as that server when CORRAL_BENCH_RMCP_FLOOR names a
-component), drives each with back-to-back `tools/call`s of `sha256` over
-stdio, and reads the server's user + system CPU time from /proc before and
-after. Rounds alternate, so both servers meet the machine in the same moods.
+not part of .ci/run. It starts, in turn, `corral serve` and the report
+bench's rmcp floor server (rmcp's stdio server whose one tool is the
+bare-wasmtime call of `plugins/encode.wasm`: the bench binary re-executes
+itself as that server when CORRAL_BENCH_RMCP_FLOOR names a component), and
+drives each with back-to-back `tools/call`s of `sha256` over stdio.
 
     scripts/mcp-server-cpu.py [--calls N] [--rounds K] [-- EXTRA SERVE ARGS]
+    scripts/mcp-server-cpu.py --callgrind [--calls N] [-- EXTRA SERVE ARGS]
+
+By default (time): rounds alternate, so both servers meet the machine in the
+same moods; each round reads the server's user and system CPU time from
+/proc before and after its calls. Prints one line per server and round
+(round trip, user and system CPU, in µs a call), then the medians and their
+ratios.
+
+With --callgrind (instructions and cache misses, which do not move with the
+machine): each server runs under `valgrind --tool=callgrind --cache-sim=yes`
+twice, for N/3 and N calls; a call's count is the difference of the two
+runs divided by the difference of their calls, so start-up, loading and the
+first calls cancel out. Both servers get a pool of one call at a time
+(corral: `--max-instances 1 --prepared-instances 0`, over a directory with
+only encode.wasm), which valgrind can reserve. Prints, per call: instructions
+(Ir), first-level instruction and data cache misses (I1mr, D1mr + D1mw) and
+last-level misses, and the ratios. valgrind reports a CPU without AVX-512,
+so the guest's machine code is compiled for that CPU once (a run of one call
+first); a few minutes in all.
 
 Needs the release binaries: `cargo build --release -p corral-cli` and
 `cargo bench --no-run -p corral-cli --bench report` (or a report run).
-Prints one line per server and round: round trip and server CPU, in µs a
-call, then the medians and their ratio.
 """
 
 import argparse
 import glob
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -32,65 +49,107 @@ REQUEST = (
     '{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
     '"params":{"name":"sha256","arguments":{"text":"abc"}}}\n'
 )
+LIST = '{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n'
 WARM_UP = 2000
+EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 
 
 def server_cpu(pid):
-    """User + system CPU seconds of process `pid` (fields 14 and 15 of stat)."""
+    """(user, system) CPU seconds of process `pid` (fields 14 and 15 of stat)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+class Session:
+    """A started server and the client's ends of its stdio."""
+
+    def __init__(self, command, env):
+        self.server = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **env},
+        )
+        self.next_id = 0
+        self.request(json.dumps({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "mcp-server-cpu", "version": "0"}},
+        }) + "\n", 0)
+        self.send('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        # corral serve answers while its plugins load: wait for the tool
+        # (at once natively; seconds under valgrind).
+        for _ in range(600):
+            if "sha256" in self.request(LIST, self.new_id()):
+                break
+            time.sleep(0.5)
+        else:
+            sys.exit(f"{command[0]}: no sha256 tool after 5 minutes")
+
+    def new_id(self):
+        self.next_id += 1
+        return self.next_id
+
+    def send(self, line):
+        self.server.stdin.write(line.encode())
+        self.server.stdin.flush()
+
+    def request(self, line, wanted):
+        """Sends `line` (containing `%d` for the id, or already filled) and
+        returns the response with id `wanted`, as text."""
+        self.send(line % wanted if "%d" in line else line)
+        while True:
+            answer = self.server.stdout.readline()
+            if not answer:
+                sys.exit("the server exited")
+            if json.loads(answer).get("id") == wanted:
+                return answer.decode()
+
+    def calls(self, n):
+        for _ in range(n):
+            answer = json.loads(self.request(REQUEST, self.new_id()))
+            if answer.get("result", {}).get("isError") is not False:
+                sys.exit(f"the call failed: {answer}")
+
+    def close(self):
+        self.server.stdin.close()
+        self.server.wait(timeout=600)
 
 
 def drive(command, env, calls):
-    """(round trip, server CPU) in µs a call over `calls` calls, after a
-    warm-up of WARM_UP calls."""
-    server = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **env},
-    )
-
-    def send(line):
-        server.stdin.write(line.encode())
-        server.stdin.flush()
-
-    def answer(wanted):
-        while True:
-            line = server.stdout.readline()
-            if not line:
-                sys.exit(f"{command[0]} exited")
-            if json.loads(line).get("id") == wanted:
-                return
-
-    send(json.dumps({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "mcp-server-cpu", "version": "0"}},
-    }) + "\n")
-    answer(0)
-    send('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    for n in range(1, WARM_UP + 1):
-        send(REQUEST % n)
-        answer(n)
-    cpu, start = server_cpu(server.pid), time.monotonic()
-    for n in range(WARM_UP + 1, WARM_UP + calls + 1):
-        send(REQUEST % n)
-        answer(n)
-    elapsed, cpu = time.monotonic() - start, server_cpu(server.pid) - cpu
-    server.stdin.close()
-    server.wait(timeout=30)
-    return elapsed / calls * 1e6, cpu / calls * 1e6
+    """(round trip, user CPU, system CPU) in µs a call over `calls` calls,
+    after a warm-up of WARM_UP calls."""
+    session = Session(command, env)
+    session.calls(WARM_UP)
+    (user, system), start = server_cpu(session.server.pid), time.monotonic()
+    session.calls(calls)
+    elapsed = time.monotonic() - start
+    user2, system2 = server_cpu(session.server.pid)
+    session.close()
+    return tuple(x / calls * 1e6 for x in (elapsed, user2 - user, system2 - system))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=20000)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("serve_args", nargs="*", help="more `corral serve` arguments")
-    args = parser.parse_args()
+def callgrind_totals(command, env, calls, out):
+    """The `summary:` counts of a callgrind run of `calls` calls."""
+    valgrind = ["valgrind", "--tool=callgrind", "--cache-sim=yes",
+                f"--callgrind-out-file={out}"]
+    session = Session(valgrind + command, env)
+    session.calls(calls)
+    session.close()
+    events = summary = None
+    with open(out) as f:
+        for line in f:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("summary:"):
+                summary = [int(x) for x in line.split()[1:]]
+    return dict(zip(events, summary))
+
+
+def binaries():
     corral = os.path.join(ROOT, "target/release/corral")
     benches = [
         p for p in glob.glob(os.path.join(ROOT, "target/release/deps/report-*"))
@@ -99,7 +158,11 @@ def main():
     if not os.path.exists(corral) or not benches:
         sys.exit("build first: cargo build --release -p corral-cli && "
                  "cargo bench --no-run -p corral-cli --bench report")
-    floor = max(benches, key=os.path.getmtime)
+    return corral, max(benches, key=os.path.getmtime)
+
+
+def timed(args):
+    corral, floor = binaries()
     servers = {
         "corral": ([corral, "serve", "--plugins", os.path.join(ROOT, "plugins"),
                     *args.serve_args], {}),
@@ -109,16 +172,69 @@ def main():
     seen = {name: [] for name in servers}
     for round_ in range(1, args.rounds + 1):
         for name, (command, env) in servers.items():
-            trip, cpu = drive(command, env, args.calls)
-            seen[name].append((trip, cpu))
-            print(f"round {round_} {name:6}: round trip {trip:6.1f} µs, "
-                  f"server CPU {cpu:6.1f} µs a call", flush=True)
-    median = {name: (statistics.median(t for t, _ in v), statistics.median(c for _, c in v))
+            trip, user, system = drive(command, env, args.calls)
+            seen[name].append((trip, user, system))
+            print(f"round {round_} {name:6}: round trip {trip:6.1f} µs, server CPU "
+                  f"{user + system:6.1f} µs a call (user {user:6.1f}, system {system:5.1f})",
+                  flush=True)
+    median = {name: [statistics.median(r[i] for r in v) for i in range(3)]
               for name, v in seen.items()}
-    for name, (trip, cpu) in median.items():
-        print(f"median {name:6}: round trip {trip:6.1f} µs, server CPU {cpu:6.1f} µs a call")
-    print(f"corral ÷ floor: round trip {median['corral'][0] / median['floor'][0]:.2f}×, "
-          f"server CPU {median['corral'][1] / median['floor'][1]:.2f}×")
+    for name, (trip, user, system) in median.items():
+        print(f"median {name:6}: round trip {trip:6.1f} µs, server CPU "
+              f"{user + system:6.1f} µs a call (user {user:6.1f}, system {system:5.1f})")
+    c, f = median["corral"], median["floor"]
+    print(f"corral ÷ floor: round trip {c[0] / f[0]:.2f}×, server CPU "
+          f"{(c[1] + c[2]) / (f[1] + f[2]):.2f}× (user {c[1] / f[1]:.2f}×, "
+          f"system {c[2] / f[2]:.2f}×)")
+
+
+def callgrind(args):
+    if shutil.which("valgrind") is None:
+        sys.exit("--callgrind needs valgrind (Debian's valgrind package)")
+    corral, floor = binaries()
+    scratch = tempfile.mkdtemp(prefix="mcp-callgrind-")
+    plugins = os.path.join(scratch, "plugins")
+    os.mkdir(plugins)
+    shutil.copy(os.path.join(ROOT, "plugins/encode.wasm"), plugins)
+    servers = {
+        "corral": ([corral, "serve", "--plugins", plugins, "--max-instances", "1",
+                    "--prepared-instances", "0", *args.serve_args], {}),
+        "floor": ([floor], {"CORRAL_BENCH_RMCP_FLOOR":
+                            os.path.join(plugins, "encode.wasm")}),
+    }
+    few, many = max(1, args.calls // 3), args.calls
+    per_call = {}
+    for name, (command, env) in servers.items():
+        out = os.path.join(scratch, f"{name}.%d.callgrind")
+        callgrind_totals(command, env, 1, out % 0)  # compiles for valgrind's CPU
+        a = callgrind_totals(command, env, few, out % few)
+        b = callgrind_totals(command, env, many, out % many)
+        per_call[name] = {e: (b[e] - a[e]) / (many - few) for e in EVENTS}
+        p = per_call[name]
+        print(f"{name:6}: {p['Ir']:9.0f} Ir, {p['I1mr']:6.0f} I1mr, "
+              f"{p['D1mr'] + p['D1mw']:6.0f} D1 misses, "
+              f"{p['ILmr'] + p['DLmr'] + p['DLmw']:5.0f} LL misses a call", flush=True)
+    c, f = per_call["corral"], per_call["floor"]
+    print(f"corral ÷ floor: Ir {c['Ir'] / f['Ir']:.2f}×, I1mr {c['I1mr'] / f['I1mr']:.2f}×, "
+          f"D1 misses {(c['D1mr'] + c['D1mw']) / (f['D1mr'] + f['D1mw']):.2f}×")
+    print(f"callgrind files: {scratch}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=None,
+                        help="calls a round (20 000), or the larger callgrind run (600)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--callgrind", action="store_true",
+                        help="count instructions and cache misses under valgrind")
+    parser.add_argument("serve_args", nargs="*", help="more `corral serve` arguments")
+    args = parser.parse_args()
+    if args.callgrind:
+        args.calls = args.calls or 600
+        callgrind(args)
+    else:
+        args.calls = args.calls or 20000
+        timed(args)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,20 @@ use crate::limits::PoolConfig;
 /// to whole ticks, so a call overruns its timeout by at most one tick.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
-/// Instances of code mode's runner that may be alive at once: 4. The pool
-/// holds them beside its [`PoolConfig::max_concurrent_instances`] plugin
-/// instances, so a script waiting for its tool calls never holds a slot
-/// those calls need; a fifth script waits for one of the four.
+/// Instances of code mode's runner that may be alive at once: 4, or the
+/// pool's [`PoolConfig::max_concurrent_instances`] plugin instances if that
+/// is fewer ([`Engine::script_instances`]). The pool holds them beside its
+/// plugin instances, so a script waiting for its tool calls never holds a
+/// slot those calls need; one more script waits for a free one.
 pub const SCRIPT_INSTANCES: u32 = 4;
+
+/// The runner slots of a pool: [`SCRIPT_INSTANCES`], never more than its
+/// plugin slots (at least 1). A pool of one call at a time then reserves 2
+/// slots' address space (about 32 GiB), not 5: small enough for tools that
+/// cap it, such as valgrind (`scripts/mcp-server-cpu.py --callgrind`).
+fn script_slots(pool: &PoolConfig) -> u32 {
+    SCRIPT_INSTANCES.min(pool.max_concurrent_instances.max(1))
+}
 
 /// A configured wasmtime engine plus the thread that drives its epoch.
 ///
@@ -50,7 +59,8 @@ impl Drop for Ticker {
 
 impl Engine {
     /// Creates an engine with fuel, epochs and a pooling allocator sized by
-    /// `pool`, plus [`SCRIPT_INSTANCES`] slots for code mode's runner.
+    /// `pool`, plus [`Engine::script_instances`] slots for code mode's
+    /// runner.
     ///
     /// # Errors
     /// When wasmtime rejects the configuration, for example when the machine
@@ -78,7 +88,7 @@ impl Engine {
         config.cranelift_nan_canonicalization(deterministic);
         config.relaxed_simd_deterministic(deterministic);
 
-        let instances = pool.max_concurrent_instances + SCRIPT_INSTANCES;
+        let instances = pool.max_concurrent_instances + script_slots(&pool);
         let mut pooling = PoolingAllocationConfig::new();
         pooling.total_component_instances(instances);
         // Rust components have one core instance with one memory; componentize-py
@@ -128,6 +138,13 @@ impl Engine {
     /// The underlying wasmtime engine.
     pub fn wasmtime(&self) -> &wasmtime::Engine {
         &self.inner
+    }
+
+    /// Instances of code mode's runner this engine's pool holds beside its
+    /// plugin instances: [`SCRIPT_INSTANCES`] (4), fewer when the pool has
+    /// fewer plugin slots.
+    pub fn script_instances(&self) -> u32 {
+        script_slots(&self.pool)
     }
 
     /// The pool this engine was created with.

@@ -79,7 +79,11 @@ pub fn serve() {
     let tool = match std::env::var(ENV).expect("requested") {
         kind if kind == NATIVE => None,
         path => {
-            let engine = corral::Engine::new(corral::PoolConfig::default()).expect("engine");
+            // One call at a time: one plugin slot (and one runner slot),
+            // the least pool such a server needs; small enough for
+            // valgrind (`scripts/mcp-server-cpu.py --callgrind`).
+            let pool = corral::PoolConfig::default().with_max_concurrent_instances(1);
+            let engine = corral::Engine::new(pool).expect("engine");
             Some((Floor::new(&engine, std::path::Path::new(&path)), engine))
         }
     };

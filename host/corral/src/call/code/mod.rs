@@ -16,8 +16,8 @@
 //! and the deadline covers the whole run, inner calls included. Beyond
 //! those, [`CodeLimits`] caps the number of inner calls and the bytes they
 //! return. Scripts take slots of their own
-//! ([`SCRIPT_INSTANCES`](corral_sandbox::SCRIPT_INSTANCES) at once, beside
-//! the pool's plugin slots), so a script waiting for its inner calls never
+//! ([`SCRIPT_INSTANCES`](corral_sandbox::SCRIPT_INSTANCES) at once, fewer
+//! in a pool of fewer plugin slots, beside those slots), so a script waiting for its inner calls never
 //! holds a slot they need: no deadlock however many scripts run.
 
 mod guide;
@@ -73,10 +73,10 @@ impl CodeEnv {
         audit: Option<Arc<AuditLog>>,
     ) -> Self {
         Self {
+            slots: Semaphore::new(engine.script_instances() as usize),
             engine,
             cache,
             runner: OnceCell::new(),
-            slots: Semaphore::new(corral_sandbox::SCRIPT_INSTANCES as usize),
             limits,
             audit,
         }
