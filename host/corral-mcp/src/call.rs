@@ -24,9 +24,10 @@ impl McpServer {
         let catalog = self.host.catalog();
         if let Some(facade) = catalog.facades().get(&name) {
             let arguments = request.arguments.unwrap_or_default();
-            let result = self
-                .call_facade(&catalog, facade, &arguments, &context)
-                .await;
+            // The rare paths' futures are boxed here and below, so the
+            // request task rmcp spawns for every call stays small
+            // (BENCHMARKS.md, issue 51).
+            let result = Box::pin(self.call_facade(&catalog, facade, &arguments, &context)).await;
             return Ok(CallToolResponse::Complete(result));
         }
         let mut found = self.host.tool(&name);
@@ -44,9 +45,7 @@ impl McpServer {
                     }) as corral::ProgressSink
                 });
             let within = self.host.limits().timeout();
-            self.host
-                .wait_for_tool(&name, within, progress.as_ref())
-                .await;
+            Box::pin(self.host.wait_for_tool(&name, within, progress.as_ref())).await;
             found = self.host.tool(&name);
         }
         let Some(tool) = found else {
@@ -95,7 +94,12 @@ impl McpServer {
         if let Some(round) = &round
             && let Some(nonce) = round.nonce()
         {
-            approval::use_once(self.tasks.store().as_ref(), nonce, round.state_ttl()).await?;
+            Box::pin(approval::use_once(
+                self.tasks.store().as_ref(),
+                nonce,
+                round.state_ttl(),
+            ))
+            .await?;
         }
         // A task (SEP-2663), when the client takes them and the tool
         // prefers it. A declared gate of a 2026-07-28 client is asked in line
@@ -173,7 +177,7 @@ impl McpServer {
                     .then(|| client_of.caps.clone().unwrap_or_default()),
                 round: round.as_ref().and_then(approval::Round::client),
             };
-            let created = self.tasks.create(tenant, job).await?;
+            let created = Box::pin(self.tasks.create(tenant, job)).await?;
             return Ok(CallToolResponse::Task(created));
         }
 

@@ -229,12 +229,14 @@ impl DispatchShared {
                 context: &invocation.context,
                 parent: request.as_ref().map(|r| r.next_run()),
             };
-            crate::replay::capture::keep(
+            // Boxed: a recorded call is rare, and its future would
+            // otherwise enlarge every call's (BENCHMARKS.md, issue 51).
+            Box::pin(crate::replay::capture::keep(
                 self.recordings.clone(),
                 request,
                 plugin.policy(),
                 crate::replay::capture::recording(&given, tape.take_log(), &result, &report),
-            )
+            ))
             .await;
         }
         invocation.spent.add(&report.usage);

@@ -37,6 +37,18 @@ pub(super) async fn declared(
     if !tool.requires_approval() {
         return Ok(arguments);
     }
+    // Boxed: most tools have no declared gate, and the review's future
+    // would otherwise enlarge every call's (BENCHMARKS.md, issue 51).
+    Box::pin(review(env, tool, arguments, options)).await
+}
+
+/// [`declared`]'s review, for a tool that requires approval.
+async fn review(
+    env: &CallEnv,
+    tool: &Tool,
+    arguments: Arguments,
+    options: &CallOptions,
+) -> Result<Arguments, CallError> {
     let (plugin, plugin_sha256) = tool.provider_identity();
     let request = ReviewRequest::new(
         Gate::Declared,

@@ -227,15 +227,17 @@ async fn run_checked<H: Caller + Clone + 'static>(
             };
             env.dispatch.clone().oneshot(invocation).await
         }
+        // Pipelines and built-in tools are boxed: their futures would
+        // otherwise enlarge every plugin call's (BENCHMARKS.md, issue 51).
         Provider::Pipeline(pipeline) => {
-            crate::call::compose::pipeline::run(
+            Box::pin(crate::call::compose::pipeline::run(
                 host,
                 name,
                 pipeline,
                 &arguments.value,
                 options,
                 started,
-            )
+            ))
             .await
         }
         Provider::Builtin(builtin) => {
@@ -245,9 +247,9 @@ async fn run_checked<H: Caller + Clone + 'static>(
                     message: "the built-in tool lost its catalog".into(),
                 });
             };
-            builtin::run(
+            Box::pin(builtin::run(
                 env, catalog, host, *builtin, name, &arguments, options, started,
-            )
+            ))
             .await
         }
     }
