@@ -17,8 +17,9 @@
 //! those, [`CodeLimits`] caps the number of inner calls and the bytes they
 //! return. Scripts take slots of their own
 //! ([`SCRIPT_INSTANCES`](corral_sandbox::SCRIPT_INSTANCES) at once, fewer
-//! in a pool of fewer plugin slots, beside those slots), so a script waiting for its inner calls never
-//! holds a slot they need: no deadlock however many scripts run.
+//! in a pool of fewer plugin slots, beside those slots), so a script
+//! waiting for its inner calls never holds a slot they need: no deadlock
+//! however many scripts run.
 
 mod guide;
 mod hook;
