@@ -195,7 +195,12 @@ pub(crate) fn bind(
     state.tools = bound.tools;
     state.progress = bound.progress;
     state.leaks = bound.leaks;
-    state.budget = Arc::new(Budget::new(limits.timeout()));
+    // A fresh budget; in place when no one else holds the old one (a store
+    // `new_store` has just made), saving an allocation a call.
+    match Arc::get_mut(&mut state.budget) {
+        Some(budget) => *budget = Budget::new(limits.timeout()),
+        None => state.budget = Arc::new(Budget::new(limits.timeout())),
+    }
     state.limiter.inner = StoreLimitsBuilder::new()
         .memory_size(limits.memory_bytes)
         .build();
