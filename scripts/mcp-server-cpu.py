@@ -21,7 +21,9 @@ With --callgrind (instructions and cache misses, which do not move with the
 machine): each server runs under `valgrind --tool=callgrind --cache-sim=yes`
 twice, for N/3 and N calls; a call's count is the difference of the two
 runs divided by the difference of their calls, so start-up, loading and the
-first calls cancel out. Both servers get a pool of one call at a time
+first calls cancel out. Then the same for in-process calls: `Host::call`
+against the bare-wasmtime floor call, the bench re-executed as a loop of
+calls (CORRAL_BENCH_CALL_LOOP). Both servers get a pool of one call at a time
 (corral: `--max-instances 1 --prepared-instances 0`, over a directory with
 only encode.wasm), which valgrind can reserve. Prints, per call: instructions
 (Ir), first-level instruction and data cache misses (I1mr, D1mr + D1mw) and
@@ -139,14 +141,7 @@ def callgrind_totals(command, env, calls, out):
     session = Session(valgrind + command, env)
     session.calls(calls)
     session.close()
-    events = summary = None
-    with open(out) as f:
-        for line in f:
-            if line.startswith("events:"):
-                events = line.split()[1:]
-            elif line.startswith("summary:"):
-                summary = [int(x) for x in line.split()[1:]]
-    return dict(zip(events, summary))
+    return summary(out)
 
 
 def binaries():
@@ -210,14 +205,58 @@ def callgrind(args):
         a = callgrind_totals(command, env, few, out % few)
         b = callgrind_totals(command, env, many, out % many)
         per_call[name] = {e: (b[e] - a[e]) / (many - few) for e in EVENTS}
-        p = per_call[name]
-        print(f"{name:6}: {p['Ir']:9.0f} Ir, {p['I1mr']:6.0f} I1mr, "
-              f"{p['D1mr'] + p['D1mw']:6.0f} D1 misses, "
-              f"{p['ILmr'] + p['DLmr'] + p['DLmw']:5.0f} LL misses a call", flush=True)
-    c, f = per_call["corral"], per_call["floor"]
-    print(f"corral ÷ floor: Ir {c['Ir'] / f['Ir']:.2f}×, I1mr {c['I1mr'] / f['I1mr']:.2f}×, "
-          f"D1 misses {(c['D1mr'] + c['D1mw']) / (f['D1mr'] + f['D1mw']):.2f}×")
+        show(name, per_call[name])
+    report(per_call, "corral", "floor")
+    # In process: `Host::call` against the floor call (the bench's
+    # CORRAL_BENCH_CALL_LOOP mode), the same difference method.
+    wasm = os.path.join(plugins, "encode.wasm")
+    for kind in ("host", "floor"):
+        name = "Host::call" if kind == "host" else "Floor"
+        out = os.path.join(scratch, f"{kind}-loop.%d.callgrind")
+        counts = {
+            n: callgrind_loop(floor, {"CORRAL_BENCH_CALL_LOOP": f"{kind},{n},{wasm}"},
+                              out % n)
+            for n in (1, few, many)
+        }
+        per_call[name] = {e: (counts[many][e] - counts[few][e]) / (many - few) for e in EVENTS}
+        show(name, per_call[name])
+    report(per_call, "Host::call", "Floor")
     print(f"callgrind files: {scratch}")
+
+
+def show(name, p):
+    print(f"{name:10}: {p['Ir']:9.0f} Ir, {p['I1mr']:6.0f} I1mr, "
+          f"{p['D1mr'] + p['D1mw']:6.0f} D1 misses, "
+          f"{p['ILmr'] + p['DLmr'] + p['DLmw']:5.0f} LL misses a call", flush=True)
+
+
+def report(per_call, ours, floor):
+    c, f = per_call[ours], per_call[floor]
+    print(f"{ours} ÷ {floor}: Ir {c['Ir'] / f['Ir']:.2f}×, I1mr {c['I1mr'] / f['I1mr']:.2f}×, "
+          f"D1 misses {(c['D1mr'] + c['D1mw']) / (f['D1mr'] + f['D1mw']):.2f}×")
+
+
+def callgrind_loop(binary, env, out):
+    """The `summary:` counts of a callgrind run of the bench's call loop."""
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--callgrind-out-file={out}",
+         binary],
+        env={**os.environ, **env}, check=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    return summary(out)
+
+
+def summary(out):
+    """The `summary:` line of callgrind file `out`, by event name."""
+    events = counts = None
+    with open(out) as f:
+        for line in f:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("summary:"):
+                counts = [int(x) for x in line.split()[1:]]
+    return dict(zip(events, counts))
 
 
 def main():

@@ -14,6 +14,7 @@
 #![allow(missing_docs)]
 
 mod accounting;
+mod call_loop;
 mod calls;
 mod inflight;
 mod mcp;
@@ -51,6 +52,10 @@ pub fn root() -> PathBuf {
 type Section = fn(Effort, &mut Report);
 
 fn main() {
+    if let Some((corral, n, path)) = call_loop::requested() {
+        call_loop::run(corral, n, path);
+        return;
+    }
     if rmcp_floor::requested() {
         rmcp_floor::serve();
         return;
