@@ -56,6 +56,16 @@ WARM_UP = 2000
 EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 
 
+def valgrind(out):
+    """The command prefix that counts a program into callgrind file `out`."""
+    return ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--callgrind-out-file={out}"]
+
+
+def per_call(few, many, calls):
+    """A call's counts: the difference of two runs' counts ÷ that of their calls."""
+    return {e: (many[e] - few[e]) / calls for e in EVENTS}
+
+
 def server_cpu(pid):
     """(user, system) CPU seconds of process `pid` (fields 14 and 15 of stat)."""
     with open(f"/proc/{pid}/stat") as f:
@@ -85,7 +95,7 @@ class Session:
         # corral serve answers while its plugins load: wait for the tool
         # (at once natively; seconds under valgrind).
         for _ in range(600):
-            if "sha256" in self.request(LIST, self.new_id()):
+            if "sha256" in self.request_template(LIST):
                 break
             time.sleep(0.5)
         else:
@@ -99,10 +109,14 @@ class Session:
         self.server.stdin.write(line.encode())
         self.server.stdin.flush()
 
+    def request_template(self, template):
+        """`request` of `template` with a new id in its `%d`."""
+        wanted = self.new_id()
+        return self.request(template % wanted, wanted)
+
     def request(self, line, wanted):
-        """Sends `line` (containing `%d` for the id, or already filled) and
-        returns the response with id `wanted`, as text."""
-        self.send(line % wanted if "%d" in line else line)
+        """Sends `line` and returns the response with id `wanted`, as text."""
+        self.send(line)
         while True:
             answer = self.server.stdout.readline()
             if not answer:
@@ -112,7 +126,7 @@ class Session:
 
     def calls(self, n):
         for _ in range(n):
-            answer = json.loads(self.request(REQUEST, self.new_id()))
+            answer = json.loads(self.request_template(REQUEST))
             if answer.get("result", {}).get("isError") is not False:
                 sys.exit(f"the call failed: {answer}")
 
@@ -136,9 +150,7 @@ def drive(command, env, calls):
 
 def callgrind_totals(command, env, calls, out):
     """The `summary:` counts of a callgrind run of `calls` calls."""
-    valgrind = ["valgrind", "--tool=callgrind", "--cache-sim=yes",
-                f"--callgrind-out-file={out}"]
-    session = Session(valgrind + command, env)
+    session = Session(valgrind(out) + command, env)
     session.calls(calls)
     session.close()
     return summary(out)
@@ -198,29 +210,29 @@ def callgrind(args):
                             os.path.join(plugins, "encode.wasm")}),
     }
     few, many = max(1, args.calls // 3), args.calls
-    per_call = {}
+    counts = {}
     for name, (command, env) in servers.items():
         out = os.path.join(scratch, f"{name}.%d.callgrind")
         callgrind_totals(command, env, 1, out % 0)  # compiles for valgrind's CPU
         a = callgrind_totals(command, env, few, out % few)
         b = callgrind_totals(command, env, many, out % many)
-        per_call[name] = {e: (b[e] - a[e]) / (many - few) for e in EVENTS}
-        show(name, per_call[name])
-    report(per_call, "corral", "floor")
+        counts[name] = per_call(a, b, many - few)
+        show(name, counts[name])
+    report(counts, "corral", "floor")
     # In process: `Host::call` against the floor call (the bench's
     # CORRAL_BENCH_CALL_LOOP mode), the same difference method.
     wasm = os.path.join(plugins, "encode.wasm")
     for kind in ("host", "floor"):
         name = "Host::call" if kind == "host" else "Floor"
         out = os.path.join(scratch, f"{kind}-loop.%d.callgrind")
-        counts = {
+        runs = {
             n: callgrind_loop(floor, {"CORRAL_BENCH_CALL_LOOP": f"{kind},{n},{wasm}"},
                               out % n)
             for n in (1, few, many)
         }
-        per_call[name] = {e: (counts[many][e] - counts[few][e]) / (many - few) for e in EVENTS}
-        show(name, per_call[name])
-    report(per_call, "Host::call", "Floor")
+        counts[name] = per_call(runs[few], runs[many], many - few)
+        show(name, counts[name])
+    report(counts, "Host::call", "Floor")
     print(f"callgrind files: {scratch}")
 
 
@@ -230,8 +242,8 @@ def show(name, p):
           f"{p['ILmr'] + p['DLmr'] + p['DLmw']:5.0f} LL misses a call", flush=True)
 
 
-def report(per_call, ours, floor):
-    c, f = per_call[ours], per_call[floor]
+def report(counts, ours, floor):
+    c, f = counts[ours], counts[floor]
     print(f"{ours} ÷ {floor}: Ir {c['Ir'] / f['Ir']:.2f}×, I1mr {c['I1mr'] / f['I1mr']:.2f}×, "
           f"D1 misses {(c['D1mr'] + c['D1mw']) / (f['D1mr'] + f['D1mw']):.2f}×")
 
@@ -239,8 +251,7 @@ def report(per_call, ours, floor):
 def callgrind_loop(binary, env, out):
     """The `summary:` counts of a callgrind run of the bench's call loop."""
     subprocess.run(
-        ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--callgrind-out-file={out}",
-         binary],
+        valgrind(out) + [binary],
         env={**os.environ, **env}, check=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
