@@ -27,8 +27,15 @@ calls (CORRAL_BENCH_CALL_LOOP). Both servers get a pool of one call at a time
 (corral: `--max-instances 1 --prepared-instances 0`, over a directory with
 only encode.wasm), which valgrind can reserve. Prints, per call: instructions
 (Ir), first-level instruction and data cache misses (I1mr, D1mr + D1mw) and
-last-level misses, and the ratios. valgrind reports a CPU without AVX-512,
-so the guest's machine code is compiled for that CPU once (a run of one call
+last-level misses, and the ratios. Then where the difference goes: each
+function's own counts (callgrind_annotate), summed by group (the guest's
+machine code, wasmtime, the allocator, memset, memcpy, corral's own code,
+tracing, serde and jsonschema, ...), with KCachegrind's cycle estimate
+(Ir + 10 × first-level misses + 100 × last-level misses) beside the
+instructions, as the time a miss costs is what the instruction count leaves
+out; and corral's own functions with their callees (inclusive), for the
+per-call work each one does. valgrind reports a CPU without AVX-512, so the
+guest's machine code is compiled for that CPU once (a run of one call
 first); a few minutes in all.
 
 Needs the release binaries: `cargo build --release -p corral-cli` and
@@ -39,6 +46,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -210,15 +218,17 @@ def callgrind(args):
                             os.path.join(plugins, "encode.wasm")}),
     }
     few, many = max(1, args.calls // 3), args.calls
-    counts = {}
+    counts, files = {}, {}
     for name, (command, env) in servers.items():
         out = os.path.join(scratch, f"{name}.%d.callgrind")
         callgrind_totals(command, env, 1, out % 0)  # compiles for valgrind's CPU
         a = callgrind_totals(command, env, few, out % few)
         b = callgrind_totals(command, env, many, out % many)
         counts[name] = per_call(a, b, many - few)
+        files[name] = (out % few, out % many, many - few)
         show(name, counts[name])
     report(counts, "corral", "floor")
+    account(files["corral"], files["floor"])
     # In process: `Host::call` against the floor call (the bench's
     # CORRAL_BENCH_CALL_LOOP mode), the same difference method.
     wasm = os.path.join(plugins, "encode.wasm")
@@ -231,8 +241,10 @@ def callgrind(args):
             for n in (1, few, many)
         }
         counts[name] = per_call(runs[few], runs[many], many - few)
+        files[name] = (out % few, out % many, many - few)
         show(name, counts[name])
     report(counts, "Host::call", "Floor")
+    account(files["Host::call"], files["Floor"])
     print(f"callgrind files: {scratch}")
 
 
@@ -256,6 +268,100 @@ def callgrind_loop(binary, env, out):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     return summary(out)
+
+
+# A function's group, by the first pattern its name contains (JIT code has
+# no name: an address).
+GROUPS = (
+    ("memset", "memset"), ("memcpy, memcmp", "memmove"), ("memcpy, memcmp", "memcpy"),
+    ("memcpy, memcmp", "memcmp"), ("allocator", "malloc.c"), ("allocator", "__rust_alloc"),
+    ("allocator", "__rdl_"), ("allocator", "__rust_dealloc"), ("allocator", "__rust_realloc"),
+    ("wasmtime", "wasmtime"), ("wasmtime", "cranelift"),
+    # The typed bindings bindgen! writes, the same in both (the floor's
+    # are corral_test_support::floor's).
+    ("bindgen glue", "bindings::v"), ("bindgen glue", "floor::v"),
+    ("corral", "corral"), ("tracing", "tracing"), ("serde, jsonschema", "serde"),
+    ("serde, jsonschema", "jsonschema"), ("serde, jsonschema", "zmij"),
+    ("serde, jsonschema", "itoa"), ("rmcp", "rmcp"), ("tower, tokio", "tower"),
+    ("tower, tokio", "tokio"), ("Rust collections", "hashbrown"),
+    ("Rust collections", "alloc::collections"), ("Rust std", "alloc::"),
+    ("Rust std", "core::"), ("Rust std", "std::"), ("bytes", "bytes"),
+)
+
+
+def functions(path, inclusive):
+    """{function: {event: count}} of callgrind file `path`, self or inclusive
+    counts (callgrind_annotate's table, functions of at least 100 Ir)."""
+    shown = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
+    text = subprocess.run(
+        ["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
+         "--threshold=100", "--show=" + ",".join(shown), path],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    column = r"([\d,]+|\.)(?:\s+\([^)]*\))?\s+"
+    row = re.compile(r"\s*" + column * len(shown) + r"(\S.*)$")
+    found = {}
+    for line in text.splitlines():
+        m = row.match(line)
+        if not m or "PROGRAM TOTALS" in line:
+            continue
+        name = re.sub(r"\s*\[[^\]]*\]$", "", m.group(len(shown) + 1))
+        name = name.removeprefix("???:")
+        counts = [0 if x == "." else int(x.replace(",", "")) for x in m.groups()[:-1]]
+        found[name] = dict(zip(shown, counts))
+    return found
+
+
+def estimate(c):
+    """KCachegrind's cycle estimate of counts `c` (no branch simulation)."""
+    return (c["Ir"] + 10 * (c["I1mr"] + c["D1mr"] + c["D1mw"])
+            + 100 * (c["ILmr"] + c["DLmr"] + c["DLmw"]))
+
+
+def group_of(name):
+    if name.startswith("0x"):
+        return "guest (JIT code)"
+    return next((g for g, pattern in GROUPS if pattern in name), "other")
+
+
+def per_call_functions(runs, inclusive):
+    """{function: per-call counts} from `runs` = (few file, many file, calls)."""
+    few, many, calls = runs
+    a, b = functions(few, inclusive), functions(many, inclusive)
+    zero = dict.fromkeys(EVENTS, 0)
+    return {k: {e: (v[e] - a.get(k, zero)[e]) / calls for e in EVENTS} for k, v in b.items()}
+
+
+def account(ours, floor):
+    """Where a call's difference goes: groups of functions' own counts, then
+    corral's own functions with their callees."""
+    sums = {}
+    for side, runs in (("ours", ours), ("floor", floor)):
+        for name, c in per_call_functions(runs, inclusive=False).items():
+            g = sums.setdefault(group_of(name), {"ours": dict.fromkeys(EVENTS, 0),
+                                                 "floor": dict.fromkeys(EVENTS, 0)})
+            for e in EVENTS:
+                g[side][e] += c[e]
+    print(f"  {'group':18} {'Ir':>8} {'floor':>8} {'diff':>7} {'est. cycles':>11} "
+          f"{'floor':>8} {'diff':>7}")
+    total = [0, 0]
+    for name, g in sorted(sums.items(),
+                          key=lambda kv: estimate(kv[1]["floor"]) - estimate(kv[1]["ours"])):
+        o, f = g["ours"], g["floor"]
+        total[0] += o["Ir"] - f["Ir"]
+        total[1] += estimate(o) - estimate(f)
+        print(f"  {name:18} {o['Ir']:8.0f} {f['Ir']:8.0f} {o['Ir'] - f['Ir']:+7.0f} "
+              f"{estimate(o):11.0f} {estimate(f):8.0f} {estimate(o) - estimate(f):+7.0f}")
+    whole = {side: sum(estimate(g[side]) for g in sums.values()) for side in ("ours", "floor")}
+    print(f"  {'sum':18} {'':8} {'':8} {total[0]:+7.0f} {whole['ours']:11.0f} "
+          f"{whole['floor']:8.0f} {total[1]:+7.0f} ({whole['ours'] / whole['floor']:.2f}×)")
+    print("  corral's own functions with their callees (inclusive, ≥ 200 Ir a call; "
+          "a caller's count includes its callees'):")
+    inclusive = per_call_functions(ours, inclusive=True)
+    for name, c in sorted(inclusive.items(), key=lambda kv: -kv[1]["Ir"]):
+        own = name.startswith(("corral", "<corral")) and group_of(name) == "corral"
+        if own and c["Ir"] >= 200:
+            print(f"  {c['Ir']:8.0f} Ir {estimate(c):8.0f} est. cycles  {name[:110]}")
 
 
 def summary(out):
