@@ -25,13 +25,16 @@ first calls cancel out. Then the same for in-process calls: `Host::call`
 against the bare-wasmtime floor call, the bench re-executed as a loop of
 calls (CORRAL_BENCH_CALL_LOOP). Both servers get a pool of one call at a time
 (corral: `--max-instances 1 --prepared-instances 0`, over a directory with
-only encode.wasm), which valgrind can reserve. Prints, per call: instructions
+only encode.wasm; the floor: CORRAL_BENCH_RMCP_FLOOR_SLOTS=1), which valgrind
+can reserve. (Timed, both have the default pool.) Prints, per call: instructions
 (Ir), first-level instruction and data cache misses (I1mr, D1mr + D1mw) and
-last-level misses, and the ratios. Then where the difference goes: each
+second-level misses (valgrind's last level, set to this CPU's second-level
+cache from sysfs: a call that does not fit it pays a trip to the third
+level for each), and the ratios. Then where the difference goes: each
 function's own counts (callgrind_annotate), summed by group (the guest's
 machine code, wasmtime, the allocator, memset, memcpy, corral's own code,
 tracing, serde and jsonschema, ...), with KCachegrind's cycle estimate
-(Ir + 10 × first-level misses + 100 × last-level misses) beside the
+(Ir + 10 × first-level misses + 100 × second-level misses) beside the
 instructions, as the time a miss costs is what the instruction count leaves
 out; and corral's own functions with their callees (inclusive), for the
 per-call work each one does. valgrind reports a CPU without AVX-512, so the
@@ -64,9 +67,36 @@ WARM_UP = 2000
 EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 
 
+def second_level_cache():
+    """valgrind's --LL option for this CPU's second-level cache (sysfs), or
+    None where sysfs does not say."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for index in sorted(glob.glob(os.path.join(base, "index*"))):
+        def read(name, index=index):
+            with open(os.path.join(index, name)) as f:
+                return f.read().strip()
+        try:
+            if read("level") != "2" or read("type") != "Unified":
+                continue
+            size = read("size")
+            size = int(size[:-1]) * 1024 if size.endswith("K") else int(size)
+            return f"--LL={size},{read('ways_of_associativity')},{read('coherency_line_size')}"
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+LEVEL2 = second_level_cache()
+LAST = "L2" if LEVEL2 else "LL"
+
+
 def valgrind(out):
-    """The command prefix that counts a program into callgrind file `out`."""
-    return ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--callgrind-out-file={out}"]
+    """The command prefix that counts a program into callgrind file `out`,
+    its last-level cache modelled on this CPU's second level (valgrind's
+    model has two levels; the default second is the last-level cache, on
+    this VM 32 MiB or more, which a call's working set always fits)."""
+    command = ["valgrind", "--tool=callgrind", "--cache-sim=yes"]
+    return command + ([LEVEL2] if LEVEL2 else []) + [f"--callgrind-out-file={out}"]
 
 
 def per_call(few, many, calls):
@@ -214,8 +244,8 @@ def callgrind(args):
     servers = {
         "corral": ([corral, "serve", "--plugins", plugins, "--max-instances", "1",
                     "--prepared-instances", "0", *args.serve_args], {}),
-        "floor": ([floor], {"CORRAL_BENCH_RMCP_FLOOR":
-                            os.path.join(plugins, "encode.wasm")}),
+        "floor": ([floor], {"CORRAL_BENCH_RMCP_FLOOR": os.path.join(plugins, "encode.wasm"),
+                            "CORRAL_BENCH_RMCP_FLOOR_SLOTS": "1"}),
     }
     few, many = max(1, args.calls // 3), args.calls
     counts, files = {}, {}
@@ -251,13 +281,16 @@ def callgrind(args):
 def show(name, p):
     print(f"{name:10}: {p['Ir']:9.0f} Ir, {p['I1mr']:6.0f} I1mr, "
           f"{p['D1mr'] + p['D1mw']:6.0f} D1 misses, "
-          f"{p['ILmr'] + p['DLmr'] + p['DLmw']:5.0f} LL misses a call", flush=True)
+          f"{p['ILmr'] + p['DLmr'] + p['DLmw']:5.0f} {LAST} misses a call", flush=True)
 
 
 def report(counts, ours, floor):
     c, f = counts[ours], counts[floor]
+    last = [x["ILmr"] + x["DLmr"] + x["DLmw"] for x in (c, f)]
     print(f"{ours} ÷ {floor}: Ir {c['Ir'] / f['Ir']:.2f}×, I1mr {c['I1mr'] / f['I1mr']:.2f}×, "
-          f"D1 misses {(c['D1mr'] + c['D1mw']) / (f['D1mr'] + f['D1mw']):.2f}×")
+          f"D1 misses {(c['D1mr'] + c['D1mw']) / (f['D1mr'] + f['D1mw']):.2f}×, "
+          f"{LAST} misses {last[0]:.0f} against {last[1]:.0f}, "
+          f"estimated cycles {estimate(c) / estimate(f):.2f}×")
 
 
 def callgrind_loop(binary, env, out):

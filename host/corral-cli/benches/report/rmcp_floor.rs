@@ -6,7 +6,11 @@
 //! limits, WASI grants or bookkeeping, no corral: what any tool server built
 //! on rmcp pays per `tools/call`, without and with a fresh wasm instance.
 //! The bench re-executes itself as this server when `CORRAL_BENCH_RMCP_FLOOR`
-//! is set: to `native`, or to the path of the component.
+//! is set: to `native`, or to the path of the component. Its engine has
+//! corral's default pool, as `corral serve` has, unless
+//! `CORRAL_BENCH_RMCP_FLOOR_SLOTS` gives its plugin slots
+//! (`scripts/mcp-server-cpu.py --callgrind` gives 1, which valgrind can
+//! reserve, and `corral serve --max-instances 1`).
 
 use std::sync::Arc;
 
@@ -23,6 +27,11 @@ use serde_json::json;
 /// The environment variable that makes the bench this server: `native`, or
 /// a component's path.
 pub const ENV: &str = "CORRAL_BENCH_RMCP_FLOOR";
+
+/// The environment variable that sets the floor's plugin slots
+/// ([`corral::PoolConfig::with_max_concurrent_instances`]); unset: the
+/// default pool.
+pub const SLOTS_ENV: &str = "CORRAL_BENCH_RMCP_FLOOR_SLOTS";
 
 /// The value of [`ENV`] for the native tool.
 pub const NATIVE: &str = "native";
@@ -79,10 +88,13 @@ pub fn serve() {
     let tool = match std::env::var(ENV).expect("requested") {
         kind if kind == NATIVE => None,
         path => {
-            // One call at a time: one plugin slot (and one runner slot),
-            // the least pool such a server needs; small enough for
-            // valgrind (`scripts/mcp-server-cpu.py --callgrind`).
-            let pool = corral::PoolConfig::default().with_max_concurrent_instances(1);
+            let mut pool = corral::PoolConfig::default();
+            if let Ok(slots) = std::env::var(SLOTS_ENV) {
+                let slots = slots
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{SLOTS_ENV}: {slots:?} is not a number of slots"));
+                pool = pool.with_max_concurrent_instances(slots);
+            }
             let engine = corral::Engine::new(pool).expect("engine");
             Some((Floor::new(&engine, std::path::Path::new(&path)), engine))
         }
