@@ -5,7 +5,7 @@
 # pass/fail on shared machines (CI runs each bench once, unmeasured).
 #
 #   scripts/bench.sh            the criterion benches, then the report
-#   scripts/bench.sh --report   only the report (about 2 minutes)
+#   scripts/bench.sh --report   only the report (about 5 minutes once built)
 #
 # Every figure in the report stands beside a baseline measured in the same
 # run. Run it on an otherwise idle machine.
