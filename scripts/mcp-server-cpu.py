@@ -93,8 +93,8 @@ LAST = "L2" if LEVEL2 else "LL"
 def valgrind(out):
     """The command prefix that counts a program into callgrind file `out`,
     its last-level cache modelled on this CPU's second level (valgrind's
-    model has two levels; the default second is the last-level cache, on
-    this VM 32 MiB or more, which a call's working set always fits)."""
+    model has two levels; by default the second is the last level the CPU
+    reports, 256 MiB under this VM, which a call's working set always fits)."""
     command = ["valgrind", "--tool=callgrind", "--cache-sim=yes"]
     return command + ([LEVEL2] if LEVEL2 else []) + [f"--callgrind-out-file={out}"]
 
