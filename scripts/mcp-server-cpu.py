@@ -340,8 +340,13 @@ def functions(path, inclusive):
             continue
         name = re.sub(r"\s*\[[^\]]*\]$", "", m.group(len(shown) + 1))
         name = name.removeprefix("???:")
+        # The guest's machine code has no names, and its addresses may
+        # differ from run to run: one entry for all of it.
+        name = "0x… (JIT code)" if name.startswith("0x") else name
         counts = [0 if x == "." else int(x.replace(",", "")) for x in m.groups()[:-1]]
-        found[name] = dict(zip(shown, counts))
+        sums = found.setdefault(name, dict.fromkeys(shown, 0))
+        for event, count in zip(shown, counts):
+            sums[event] += count
     return found
 
 
