@@ -9,8 +9,8 @@
 //! is set: to `native`, or to the path of the component. Its engine has
 //! corral's default pool, as `corral serve` has, unless
 //! `CORRAL_BENCH_RMCP_FLOOR_SLOTS` gives its plugin slots
-//! (`scripts/mcp-server-cpu.py --callgrind` gives 1, which valgrind can
-//! reserve, and `corral serve --max-instances 1`).
+//! (`scripts/mcp-server-cpu.py --callgrind` sets 1, as it runs
+//! `corral serve --max-instances 1`: a pool valgrind can reserve).
 
 use std::sync::Arc;
 
