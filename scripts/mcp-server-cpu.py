@@ -42,7 +42,8 @@ guest's machine code is compiled for that CPU once (a run of one call
 first); a few minutes in all.
 
 Needs the release binaries: `cargo build --release -p corral-cli` and
-`cargo bench --no-run -p corral-cli --bench report` (or a report run).
+`cargo bench --no-run -p corral-cli --bench report` (or a report run), in
+target/ or in $CARGO_TARGET_DIR when that is set.
 """
 
 import argparse
@@ -195,9 +196,12 @@ def callgrind_totals(command, env, calls, out):
 
 
 def binaries():
-    corral = os.path.join(ROOT, "target/release/corral")
+    # Cargo's own variable, so a build in another target directory (an
+    # experiment with other flags) is measured without copying it here.
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    corral = os.path.join(target, "release/corral")
     benches = [
-        p for p in glob.glob(os.path.join(ROOT, "target/release/deps/report-*"))
+        p for p in glob.glob(os.path.join(target, "release/deps/report-*"))
         if os.access(p, os.X_OK) and not p.endswith(".d")
     ]
     if not os.path.exists(corral) or not benches:

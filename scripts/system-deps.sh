@@ -14,17 +14,24 @@
 #                           (scripts/image.sh)
 #   redis-server            the shared store of replicas (corral-store's
 #                           tests, and the MCP task tests across replicas)
+#   llvm-19                 llvm-profdata for a profile-guided build
+#                           (scripts/pgo.sh; only with --pgo, which is the
+#                           build's packages and this)
 set -euo pipefail
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
-if [[ "${1:-}" != "--build" ]]; then
-  command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
-  command -v keyctl >/dev/null 2>&1 || missing+=(keyutils)
-  command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
-  command -v buildah >/dev/null 2>&1 || missing+=(buildah)
-  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-fi
+case "${1:-}" in
+  --build) ;;
+  --pgo) command -v llvm-profdata-19 >/dev/null 2>&1 || missing+=(llvm-19) ;;
+  *)
+    command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+    command -v keyctl >/dev/null 2>&1 || missing+=(keyutils)
+    command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+    command -v buildah >/dev/null 2>&1 || missing+=(buildah)
+    command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+    ;;
+esac
 if ((${#missing[@]})); then
   echo "==> installing Debian packages: ${missing[*]}"
   sudo=""
