@@ -2,9 +2,9 @@
 # A profile-guided build of `corral` (PGO): an instrumented build serves the
 # bundled tools to a training client, and the release build then places and
 # inlines the code by what that run did. On the machine of BENCHMARKS.md
-# ("Profile-guided builds"; a 1 MiB second-level cache per core) an MCP call's
-# code then fits that cache, which the plain release build's does not, and
-# the server spends about a third less CPU a call. Not part of .ci/run: two
+# ("Profile-guided builds"; a 1 MiB second-level cache per core) an MCP call
+# then misses that cache a quarter as often as the plain release build's,
+# and the server spends about a third less CPU a call. Not part of .ci/run: two
 # release builds, about half an hour on 2 cores.
 #
 #   scripts/pgo.sh           writes target/pgo/release/corral
