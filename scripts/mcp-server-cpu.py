@@ -395,6 +395,15 @@ def account(ours, floor):
         print(f"  {name:18} {o['Ir']:8.0f} {f['Ir']:8.0f} {o['Ir'] - f['Ir']:+7.0f} "
               f"{estimate(o):11.0f} {estimate(f):8.0f} {estimate(o) - estimate(f):+7.0f}")
     whole = {side: sum(estimate(g[side]) for g in sums.values()) for side in ("ours", "floor")}
+    # A call's own count is never below zero: a negative group is work one
+    # of the two runs did once and the other did not (seen: a plugin file
+    # hashed in one and its digest read from the memo in the other), which
+    # the difference of the runs then subtracts from every call.
+    negative = sorted({f"{name} ({side})" for name, g in sums.items()
+                       for side in ("ours", "floor") if g[side]["Ir"] < -100})
+    if negative:
+        print(f"  WARNING: negative counts a call in {', '.join(negative)}: a one-off cost "
+              "differed between the two runs; these figures are off, run again")
     print(f"  {'sum':18} {'':8} {'':8} {total[0]:+7.0f} {whole['ours']:11.0f} "
           f"{whole['floor']:8.0f} {total[1]:+7.0f} ({whole['ours'] / whole['floor']:.2f}×)")
     print("  corral's own functions with their callees (inclusive, ≥ 200 Ir a call; "
