@@ -44,6 +44,8 @@ mod outcome;
 pub mod prepared;
 pub mod stdio;
 mod store;
+#[cfg(test)]
+mod type_checks;
 mod versions;
 
 use std::sync::Arc;

@@ -12,11 +12,16 @@
 //! ([`GuestOutput::Text`]); a 0.3.0 call answers parts
 //! ([`GuestOutput::Parts`]).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use tracing::Instrument as _;
 
 use crate::trace::{instantiate_span, run_span};
 use wasmtime::Store;
-use wasmtime::component::{HasSelf, InstancePre, Linker};
+use wasmtime::component::{
+    ComponentExportIndex, ComponentNamedList, Func, HasSelf, InstancePre, Lift, Linker, Lower,
+    TypedFunc,
+};
 
 use super::SandboxState;
 use super::imports::{Decision, Level};
@@ -28,49 +33,121 @@ use crate::parts::{
 };
 use crate::spec::{Latency, RawSpec, ResilienceHints, ReturnBehavior, ToolMetadata};
 
-/// Runs a contract version's `call` on `$plugin` (an instance of that
-/// version), the guest's `tool-error` mapped to a [`GuestError`] by
-/// `$info`: the same body for every version's bindings, which are
-/// different types.
+/// Runs a contract version's `call` export (`$call`, the instance's
+/// [`Instantiated`]), the guest's `tool-error` mapped to a [`GuestError`]
+/// by `$info`: the same body for every version, whose bindings are
+/// different types. The typed function has the signature the version's
+/// bindings generate ([`same_signature`]).
 macro_rules! call_version {
-    ($plugin:expr, $version:ident, $info:ident, $store:expr, $name:expr, $arguments:expr, $context:expr) => {{
-        $plugin
-            .corral_tool_tool()
-            .call_call(&mut *$store, $name, $arguments, $context)
+    ($version:ident, $info:ident, $store:expr, $call:expr, $name:expr, $arguments:expr, $context:expr) => {{
+        let callee = same_signature(
+            $version::exports::corral::tool::tool::Guest::func_call,
+            $call,
+        );
+        let (result,) = callee
+            .call_async(&mut *$store, ($name, $arguments, $context))
             .instrument(run_span())
-            .await?
-            .map_err(|err| match err {
-                $version::corral::tool::types::ToolError::InvalidArguments(i) => {
-                    GuestError::InvalidArguments($info(i))
-                }
-                $version::corral::tool::types::ToolError::ExecutionFailed(i) => {
-                    GuestError::ExecutionFailed($info(i))
-                }
-            })
+            .await?;
+        result.map_err(|err| match err {
+            $version::corral::tool::types::ToolError::InvalidArguments(i) => {
+                GuestError::InvalidArguments($info(i))
+            }
+            $version::corral::tool::types::ToolError::ExecutionFailed(i) => {
+                GuestError::ExecutionFailed($info(i))
+            }
+        })
     }};
+}
+
+/// `call`, an instance's `call` export, as the typed function the
+/// bindings' accessor `like` returns (`Guest::func_call` of a version).
+///
+/// Type-checking an export is wasmtime's `Func::typed`, which the bindings
+/// run on every export of every instance they load (`describe` and `call`,
+/// with their large records and variants): skipping it took about 5 200
+/// instructions off a `Host::call` of `sha256` (BENCHMARKS.md, "One type
+/// check a component"). A component's export types are the component's,
+/// the same in every instance of it, so [`Contract`] runs that check once,
+/// on its first instance, and later instances take `call` from here
+/// unchecked.
+fn same_signature<'a, G, P, R>(_like: fn(&'a G) -> TypedFunc<P, R>, call: Func) -> TypedFunc<P, R>
+where
+    P: ComponentNamedList + Lower,
+    R: ComponentNamedList + Lift,
+{
+    // SAFETY: `call` is the `call` export of an instance of the very
+    // component whose bindings `like` belongs to (`PluginPre::call` checks
+    // the instance's `Contract::id`), and that component's exports passed
+    // the bindings' type check, with these types, on its first instance
+    // (`Contract::checked`). Every instance of one component has the same
+    // export types: no export of corral's world involves a resource, whose
+    // types could differ per instance.
+    unsafe { TypedFunc::new_unchecked(call) }
+}
+
+/// The next [`Contract::id`].
+static NEXT_CONTRACT: AtomicU64 = AtomicU64::new(0);
+
+/// A plugin of corral's world in one contract version: the version's
+/// generated bindings (`P`, its `PluginPre`), through which `describe`
+/// runs, and the component's `call` export, found once at load.
+pub struct Contract<P> {
+    bindings: P,
+    /// The `call` function of the version's `tool` interface.
+    call: ComponentExportIndex,
+    /// Whether an instance of this component passed the bindings' type
+    /// check of every export (set by the first instantiation, `describe`'s
+    /// or a call's): later instances skip it ([`same_signature`]).
+    checked: AtomicBool,
+    /// This contract's own number, never reused: an [`Instantiated`] names
+    /// the contract it was made by, and only that one calls it.
+    id: u64,
+}
+
+impl<P> Contract<P> {
+    /// `bindings` of `pre`, whose `interface` (e.g.
+    /// `corral:tool/tool@0.3.0`) exports `call`.
+    ///
+    /// # Errors
+    /// When `pre`'s component does not export `interface`'s `call`.
+    fn new(
+        bindings: P,
+        pre: &InstancePre<SandboxState>,
+        interface: &str,
+    ) -> wasmtime::Result<Self> {
+        let component = pre.component();
+        let call = component
+            .get_export_index(None, interface)
+            .and_then(|tool| component.get_export_index(Some(&tool), "call"))
+            .ok_or_else(|| wasmtime::format_err!("the component exports no `{interface}#call`"))?;
+        Ok(Self {
+            bindings,
+            call,
+            checked: AtomicBool::new(false),
+            id: NEXT_CONTRACT.fetch_add(1, Ordering::Relaxed),
+        })
+    }
 }
 
 /// A plugin instance of corral's world, instantiated and never called:
 /// what [`PluginPre::instantiate`] makes, ahead of a call
-/// ([`prepared`](super::prepared)) or when it arrives.
-pub(crate) enum Instantiated {
-    /// `corral:tool/plugin@0.1.0`.
-    V1(v1::Plugin),
-    /// `corral:tool/plugin@0.2.0`.
-    V2(v2::Plugin),
-    /// `corral:tool/plugin@0.3.0`.
-    V3(v3::Plugin),
+/// ([`prepared`](super::prepared)) or when it arrives. It holds the
+/// instance's `call` export (the store holds the instance) and the
+/// [`Contract::id`] of the plugin build it was made by.
+pub(crate) struct Instantiated {
+    call: Func,
+    contract: u64,
 }
 
 /// A plugin's component, linked and ready to instantiate, in the contract
 /// version it targets.
 pub enum PluginPre {
     /// `corral:tool/plugin@0.1.0`.
-    V1(v1::PluginPre<SandboxState>),
+    V1(Contract<v1::PluginPre<SandboxState>>),
     /// `corral:tool/plugin@0.2.0`.
-    V2(v2::PluginPre<SandboxState>),
+    V2(Contract<v2::PluginPre<SandboxState>>),
     /// `corral:tool/plugin@0.3.0`.
-    V3(v3::PluginPre<SandboxState>),
+    V3(Contract<v3::PluginPre<SandboxState>>),
     /// A component of another world, served in any-component mode.
     Any(
         InstancePre<SandboxState>,
@@ -81,6 +158,53 @@ pub enum PluginPre {
     Runner(super::code::RunnerPre),
 }
 
+/// Instantiates `$contract` (a [`Contract`] of `$version`'s bindings, for
+/// the world `$world`) in `$store`, type-checking its exports on the
+/// component's first instance, and returns its `call` export.
+macro_rules! instantiate_version {
+    ($contract:expr, $version:ident, $world:literal, $store:expr, $span:expr) => {{
+        let contract = $contract;
+        let instance = contract
+            .bindings
+            .instance_pre()
+            .instantiate_async(&mut *$store)
+            .instrument($span)
+            .await?;
+        if !contract.checked.load(Ordering::Acquire) {
+            $version::Plugin::new(&mut *$store, &instance).map_err(|err| {
+                wasmtime::format_err!(
+                    "its exports do not have the types of {} ({err:#}): build it against \
+                     that version's WIT",
+                    $world
+                )
+            })?;
+            contract.checked.store(true, Ordering::Release);
+        }
+        let call = instance
+            .get_func(&mut *$store, &contract.call)
+            .ok_or_else(|| wasmtime::format_err!("an instance lost its `call` export"))?;
+        Instantiated {
+            call,
+            contract: contract.id,
+        }
+    }};
+}
+
+/// Runs `describe` through `$contract`'s bindings (which type-check every
+/// export: the contract is then [`checked`](Contract::checked)).
+macro_rules! describe_version {
+    ($contract:expr, $store:expr, $spec:ident) => {{
+        let contract = $contract;
+        let plugin = contract.bindings.instantiate_async(&mut *$store).await?;
+        contract.checked.store(true, Ordering::Release);
+        let specs = plugin
+            .corral_tool_tool()
+            .call_describe(&mut *$store)
+            .await?;
+        specs.into_iter().map($spec).collect()
+    }};
+}
+
 impl PluginPre {
     /// Recognizes the world `pre` targets, newest first.
     ///
@@ -88,11 +212,14 @@ impl PluginPre {
     /// When it exports no version's `tool` interface: the 0.3.0 error.
     pub fn new(pre: InstancePre<SandboxState>) -> wasmtime::Result<Self> {
         match v3::PluginPre::new(pre.clone()) {
-            Ok(v3) => Ok(Self::V3(v3)),
-            Err(err) => v2::PluginPre::new(pre.clone())
-                .map(Self::V2)
-                .or_else(|_| v1::PluginPre::new(pre).map(Self::V1))
-                .map_err(|_| err),
+            Ok(v3) => Ok(Self::V3(Contract::new(v3, &pre, "corral:tool/tool@0.3.0")?)),
+            Err(err) => match v2::PluginPre::new(pre.clone()) {
+                Ok(v2) => Ok(Self::V2(Contract::new(v2, &pre, "corral:tool/tool@0.2.0")?)),
+                Err(_) => match v1::PluginPre::new(pre.clone()) {
+                    Ok(v1) => Ok(Self::V1(Contract::new(v1, &pre, "corral:tool/tool@0.1.0")?)),
+                    Err(_) => Err(err),
+                },
+            },
         }
     }
 
@@ -113,25 +240,25 @@ impl PluginPre {
         store: &mut Store<SandboxState>,
     ) -> wasmtime::Result<Vec<RawSpec>> {
         Ok(match self {
-            Self::V1(pre) => {
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let specs = plugin.corral_tool_tool().call_describe(&mut *store).await?;
-                specs.into_iter().map(spec_v1).collect()
-            }
-            Self::V2(pre) => {
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let specs = plugin.corral_tool_tool().call_describe(&mut *store).await?;
-                specs.into_iter().map(spec_v2).collect()
-            }
-            Self::V3(pre) => {
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let specs = plugin.corral_tool_tool().call_describe(&mut *store).await?;
-                specs.into_iter().map(spec_v3).collect()
-            }
+            Self::V1(contract) => describe_version!(contract, store, spec_v1),
+            Self::V2(contract) => describe_version!(contract, store, spec_v2),
+            Self::V3(contract) => describe_version!(contract, store, spec_v3),
             // Found from its types at load: no guest code runs.
             Self::Any(_, foreign) => foreign.specs(),
             Self::Runner(_) => Vec::new(),
         })
+    }
+
+    /// Whether this plugin's exports have passed their type check (a
+    /// plugin of corral's world only; tests).
+    #[cfg(test)]
+    pub(crate) fn type_checked(&self) -> bool {
+        match self {
+            Self::V1(c) => c.checked.load(Ordering::Acquire),
+            Self::V2(c) => c.checked.load(Ordering::Acquire),
+            Self::V3(c) => c.checked.load(Ordering::Acquire),
+            Self::Any(..) | Self::Runner(_) => false,
+        }
     }
 
     /// Whether an instance can be made ahead of its call
@@ -155,9 +282,15 @@ impl PluginPre {
     ) -> wasmtime::Result<Option<Instantiated>> {
         let span = instantiate_span();
         Ok(Some(match self {
-            Self::V1(pre) => Instantiated::V1(pre.instantiate_async(store).instrument(span).await?),
-            Self::V2(pre) => Instantiated::V2(pre.instantiate_async(store).instrument(span).await?),
-            Self::V3(pre) => Instantiated::V3(pre.instantiate_async(store).instrument(span).await?),
+            Self::V1(contract) => {
+                instantiate_version!(contract, v1, "corral:tool/plugin@0.1.0", store, span)
+            }
+            Self::V2(contract) => {
+                instantiate_version!(contract, v2, "corral:tool/plugin@0.2.0", store, span)
+            }
+            Self::V3(contract) => {
+                instantiate_version!(contract, v3, "corral:tool/plugin@0.3.0", store, span)
+            }
             Self::Any(..) | Self::Runner(_) => return Ok(None),
         }))
     }
@@ -181,24 +314,32 @@ impl PluginPre {
                 .await
                 .map(|answer| answer.map(GuestOutput::Text));
         }
-        let instance = match ready {
+        let Instantiated { call, contract } = match ready {
             Some(instance) => instance,
             None => self.instantiate(store).await?.ok_or_else(|| {
                 wasmtime::format_err!("code mode's runner serves no tool (asked for `{name}`)")
             })?,
         };
-        Ok(match instance {
-            Instantiated::V1(plugin) => {
-                call_version!(plugin, v1, info_v1, store, name, arguments, context)
+        Ok(match self {
+            Self::V1(c) if c.id == contract => {
+                call_version!(v1, info_v1, store, call, name, arguments, context)
                     .map(GuestOutput::Text)
             }
-            Instantiated::V2(plugin) => {
-                call_version!(plugin, v2, info_v2, store, name, arguments, context)
+            Self::V2(c) if c.id == contract => {
+                call_version!(v2, info_v2, store, call, name, arguments, context)
                     .map(GuestOutput::Text)
             }
-            Instantiated::V3(plugin) => {
-                call_version!(plugin, v3, info_v3, store, name, arguments, context)
+            Self::V3(c) if c.id == contract => {
+                call_version!(v3, info_v3, store, call, name, arguments, context)
                     .map(|parts| GuestOutput::Parts(parts.into_iter().map(part_v3).collect()))
+            }
+            // An instance made ahead by another plugin build (a caller that
+            // paired a slot with the wrong `PluginPre`), or for the runner,
+            // which makes none.
+            _ => {
+                return Err(wasmtime::format_err!(
+                    "the instance given to `{name}`'s call was made by another plugin build"
+                ));
             }
         })
     }
