@@ -36,7 +36,7 @@ mod helper;
 mod pace;
 mod slot;
 
-use pace::Pace;
+use pace::{DropPlan, Pace};
 pub use pace::{MIN_GAP, OFF_PATH_DROP};
 
 pub(crate) use slot::Made;
@@ -444,14 +444,16 @@ impl Shared {
 
     /// Drops `store`, then frees `permit`: on the helper thread when the
     /// plugin's measured drop time (`pace`) is at least [`OFF_PATH_DROP`]
-    /// and fewer than [`MAX_QUEUED_DROPS`] wait there; else here, timed.
+    /// and fewer than [`MAX_QUEUED_DROPS`] wait there; else here, timed
+    /// when `pace` samples this drop ([`Pace::drop_plan`]).
     fn drop_later(
         self: &Arc<Self>,
         store: Store<SandboxState>,
         permit: Option<OwnedSemaphorePermit>,
         pace: Option<&Arc<Pace>>,
     ) {
-        if pace.is_some_and(|pace| pace.drop_off_path())
+        let plan = pace.map(|pace| pace.drop_plan());
+        if plan == Some(DropPlan::OffPath)
             && self.queued_drops.load(Ordering::Relaxed) < MAX_QUEUED_DROPS
             && let Some(helper) = self.helper()
         {
@@ -466,10 +468,10 @@ impl Shared {
                 }
             }
         }
-        let start = Instant::now();
+        let start = (plan == Some(DropPlan::InLineTimed)).then(Instant::now);
         drop(store);
         drop(permit);
-        if let Some(pace) = pace {
+        if let (Some(start), Some(pace)) = (start, pace) {
             pace.drop.add(start.elapsed());
         }
     }

@@ -3,7 +3,9 @@
 //! arrives ([`new_store`], the fresh path) or ahead of it
 //! ([`prepared`](super::prepared)); either way [`bind`] is the one place
 //! that sets the call's limits (fuel, epoch deadline, wall-clock budget,
-//! memory, resources, stdio) and hooks, before the guest's export runs.
+//! memory, resources, stdio) and hooks, before the guest's export runs (a
+//! store just made has its budget already, and takes the rest of `bind`,
+//! [`attach`]).
 
 use std::sync::Arc;
 
@@ -167,7 +169,8 @@ pub(crate) fn new_store(
             UpdateDeadline::Yield(Engine::deadline_ticks(left).min(SLICE_TICKS))
         })
     });
-    bind(&mut store, limits, bound)
+    // The budget was made just above: only the rest of `bind`.
+    attach(&mut store, limits, bound)
         .map_err(|err| super::Failure::Trap(format!("cannot set fuel: {err}")))?;
     Ok(store)
 }
@@ -187,6 +190,19 @@ pub(crate) fn bind(
     bound: Bound,
 ) -> wasmtime::Result<()> {
     let state = store.data_mut();
+    // A fresh budget; in place when no one else holds the old one, saving
+    // an allocation a call.
+    match Arc::get_mut(&mut state.budget) {
+        Some(budget) => *budget = Budget::new(limits.timeout()),
+        None => state.budget = Arc::new(Budget::new(limits.timeout())),
+    }
+    attach(store, limits, bound)
+}
+
+/// [`bind`] but the budget: for a store whose budget is new
+/// ([`new_store`]), which saves a clock read a call.
+fn attach(store: &mut Store<SandboxState>, limits: &Limits, bound: Bound) -> wasmtime::Result<()> {
+    let state = store.data_mut();
     state.http_gate.tool = bound.tool.clone();
     state.http_gate.leaks = bound.leaks.clone();
     state.tool = bound.tool;
@@ -195,12 +211,6 @@ pub(crate) fn bind(
     state.tools = bound.tools;
     state.progress = bound.progress;
     state.leaks = bound.leaks;
-    // A fresh budget; in place when no one else holds the old one (a store
-    // `new_store` has just made), saving an allocation a call.
-    match Arc::get_mut(&mut state.budget) {
-        Some(budget) => *budget = Budget::new(limits.timeout()),
-        None => state.budget = Arc::new(Budget::new(limits.timeout())),
-    }
     state.limiter.inner = StoreLimitsBuilder::new()
         .memory_size(limits.memory_bytes)
         .build();

@@ -93,16 +93,35 @@ impl Pace {
         gap == 0 || gap >= make.max(MIN_GAP.as_nanos() as u64)
     }
 
-    /// Whether this drop goes off the caller's path: its stores take
-    /// [`OFF_PATH_DROP`] or more to drop, measured in line, and this is not
-    /// a drop sampled to measure it again.
-    pub(crate) fn drop_off_path(&self) -> bool {
+    /// Where this drop goes, and whether it is timed: one drop in
+    /// [`SAMPLE_EVERY`] (the first included) is made in line and timed;
+    /// the others go off the caller's path when its stores take
+    /// [`OFF_PATH_DROP`] or more to drop, measured that way, and else stay
+    /// in line, untimed (two clock reads a call saved).
+    pub(crate) fn drop_plan(&self) -> DropPlan {
         let sampled = self
             .drops
             .fetch_add(1, Ordering::Relaxed)
             .is_multiple_of(SAMPLE_EVERY);
-        !sampled && self.drop.nanos() >= OFF_PATH_DROP.as_nanos() as u64
+        if sampled {
+            DropPlan::InLineTimed
+        } else if self.drop.nanos() >= OFF_PATH_DROP.as_nanos() as u64 {
+            DropPlan::OffPath
+        } else {
+            DropPlan::InLine
+        }
     }
+}
+
+/// Where a store is dropped ([`Pace::drop_plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DropPlan {
+    /// On the helper thread, after the answer.
+    OffPath,
+    /// In line, timed: the measure that decides.
+    InLineTimed,
+    /// In line, untimed.
+    InLine,
 }
 
 #[cfg(test)]
@@ -126,19 +145,35 @@ mod tests {
 
     #[test]
     fn only_slow_drops_leave_the_callers_path_and_one_in_sixteen_is_timed_in_line() {
+        let plans = |pace: &Pace, n: u64| {
+            let mut counts = [0u64; 3];
+            for _ in 0..n {
+                counts[match pace.drop_plan() {
+                    DropPlan::OffPath => 0,
+                    DropPlan::InLineTimed => 1,
+                    DropPlan::InLine => 2,
+                }] += 1;
+            }
+            counts
+        };
         let pace = Pace::default();
-        assert!(!pace.drop_off_path(), "unmeasured: in line");
-        pace.drop.add(OFF_PATH_DROP * 2);
-        let off: usize = (0..SAMPLE_EVERY * 4)
-            .filter(|_| pace.drop_off_path())
-            .count();
         assert_eq!(
-            off as u64,
-            SAMPLE_EVERY * 4 - 4,
-            "one in {SAMPLE_EVERY} sampled"
+            pace.drop_plan(),
+            DropPlan::InLineTimed,
+            "the first is timed"
+        );
+        pace.drop.add(OFF_PATH_DROP * 2);
+        assert_eq!(
+            plans(&pace, SAMPLE_EVERY * 4 - 1),
+            [SAMPLE_EVERY * 4 - 4, 3, 0],
+            "slow: off the path but for one in {SAMPLE_EVERY}, timed in line"
         );
         let pace = Pace::default();
         pace.drop.add(OFF_PATH_DROP / 2);
-        assert!((0..32).all(|_| !pace.drop_off_path()));
+        assert_eq!(
+            plans(&pace, SAMPLE_EVERY * 2),
+            [0, 2, SAMPLE_EVERY * 2 - 2],
+            "fast: in line, one in {SAMPLE_EVERY} timed"
+        );
     }
 }
