@@ -97,7 +97,7 @@ fn call<'a>(context: &'a Vec<(String, String)>) -> Op<'a> {
 }
 
 #[tokio::test]
-async fn a_call_export_of_another_type_is_refused_at_its_first_instance() {
+async fn a_call_export_of_another_type_is_refused_by_describe_and_by_a_first_call() {
     let engine = Engine::new(PoolConfig::default()).expect("engine");
     let pre = plugin(
         &engine,
@@ -106,6 +106,12 @@ async fn a_call_export_of_another_type_is_refused_at_its_first_instance() {
         ),
     );
     let context = Vec::new();
+    // `describe`, at load, refuses it first; a call's instance would too.
+    let text = failure(&engine, &pre, Op::Describe).await;
+    assert!(
+        text.contains("do not have the types of corral:tool/plugin@0.3.0"),
+        "{text}"
+    );
     for _ in 0..2 {
         let text = failure(&engine, &pre, call(&context)).await;
         assert!(

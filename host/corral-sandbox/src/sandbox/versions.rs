@@ -171,13 +171,8 @@ macro_rules! instantiate_version {
             .instrument($span)
             .await?;
         if !contract.checked.load(Ordering::Acquire) {
-            $version::Plugin::new(&mut *$store, &instance).map_err(|err| {
-                wasmtime::format_err!(
-                    "its exports do not have the types of {} ({err:#}): build it against \
-                     that version's WIT",
-                    $world
-                )
-            })?;
+            $version::Plugin::new(&mut *$store, &instance)
+                .map_err(|err| other_types($world, &err))?;
             contract.checked.store(true, Ordering::Release);
         }
         let call = instance
@@ -190,12 +185,18 @@ macro_rules! instantiate_version {
     }};
 }
 
-/// Runs `describe` through `$contract`'s bindings (which type-check every
-/// export: the contract is then [`checked`](Contract::checked)).
+/// Runs `describe` through `$contract`'s bindings, which type-check every
+/// export (the contract is then [`checked`](Contract::checked)).
 macro_rules! describe_version {
-    ($contract:expr, $store:expr, $spec:ident) => {{
+    ($contract:expr, $version:ident, $world:literal, $store:expr, $spec:ident) => {{
         let contract = $contract;
-        let plugin = contract.bindings.instantiate_async(&mut *$store).await?;
+        let instance = contract
+            .bindings
+            .instance_pre()
+            .instantiate_async(&mut *$store)
+            .await?;
+        let plugin = $version::Plugin::new(&mut *$store, &instance)
+            .map_err(|err| other_types($world, &err))?;
         contract.checked.store(true, Ordering::Release);
         let specs = plugin
             .corral_tool_tool()
@@ -203,6 +204,16 @@ macro_rules! describe_version {
             .await?;
         specs.into_iter().map($spec).collect()
     }};
+}
+
+/// The error of a component whose exports failed the type check of
+/// `world` (e.g. `corral:tool/plugin@0.3.0`): it names the world and what
+/// differs.
+fn other_types(world: &str, err: &wasmtime::Error) -> wasmtime::Error {
+    wasmtime::format_err!(
+        "its exports do not have the types of {world} ({err:#}): build it against that \
+         version's WIT"
+    )
 }
 
 impl PluginPre {
@@ -240,9 +251,15 @@ impl PluginPre {
         store: &mut Store<SandboxState>,
     ) -> wasmtime::Result<Vec<RawSpec>> {
         Ok(match self {
-            Self::V1(contract) => describe_version!(contract, store, spec_v1),
-            Self::V2(contract) => describe_version!(contract, store, spec_v2),
-            Self::V3(contract) => describe_version!(contract, store, spec_v3),
+            Self::V1(contract) => {
+                describe_version!(contract, v1, "corral:tool/plugin@0.1.0", store, spec_v1)
+            }
+            Self::V2(contract) => {
+                describe_version!(contract, v2, "corral:tool/plugin@0.2.0", store, spec_v2)
+            }
+            Self::V3(contract) => {
+                describe_version!(contract, v3, "corral:tool/plugin@0.3.0", store, spec_v3)
+            }
             // Found from its types at load: no guest code runs.
             Self::Any(_, foreign) => foreign.specs(),
             Self::Runner(_) => Vec::new(),
