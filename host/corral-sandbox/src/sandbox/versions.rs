@@ -103,22 +103,26 @@ pub struct Contract<P> {
     /// This contract's own number, never reused: an [`Instantiated`] names
     /// the contract it was made by, and only that one calls it.
     id: u64,
+    /// The contract version, e.g. `0.3.0`: of the world
+    /// `corral:tool/plugin` and its interface `corral:tool/tool`.
+    version: &'static str,
 }
 
 impl<P> Contract<P> {
-    /// `bindings` of `pre`, whose `interface` (e.g.
-    /// `corral:tool/tool@0.3.0`) exports `call`.
+    /// `bindings` of `pre`, whose `corral:tool/tool` interface of
+    /// `version` (e.g. `0.3.0`) exports `call`.
     ///
     /// # Errors
-    /// When `pre`'s component does not export `interface`'s `call`.
+    /// When `pre`'s component does not export that interface's `call`.
     fn new(
         bindings: P,
         pre: &InstancePre<SandboxState>,
-        interface: &str,
+        version: &'static str,
     ) -> wasmtime::Result<Self> {
+        let interface = format!("corral:tool/tool@{version}");
         let component = pre.component();
         let call = component
-            .get_export_index(None, interface)
+            .get_export_index(None, &interface)
             .and_then(|tool| component.get_export_index(Some(&tool), "call"))
             .ok_or_else(|| wasmtime::format_err!("the component exports no `{interface}#call`"))?;
         Ok(Self {
@@ -126,7 +130,18 @@ impl<P> Contract<P> {
             call,
             checked: AtomicBool::new(false),
             id: NEXT_CONTRACT.fetch_add(1, Ordering::Relaxed),
+            version,
         })
+    }
+
+    /// The error of a component whose exports failed this version's type
+    /// check: it names the world and what differs.
+    fn other_types(&self, err: &wasmtime::Error) -> wasmtime::Error {
+        wasmtime::format_err!(
+            "its exports do not have the types of corral:tool/plugin@{} ({err:#}): build it \
+             against that version's WIT",
+            self.version
+        )
     }
 }
 
@@ -159,11 +174,11 @@ pub enum PluginPre {
     Runner(super::code::RunnerPre),
 }
 
-/// Instantiates `$contract` (a [`Contract`] of `$version`'s bindings, for
-/// the world `$world`) in `$store`, type-checking its exports on the
-/// component's first instance, and returns its `call` export.
+/// Instantiates `$contract` (a [`Contract`] of `$version`'s bindings) in
+/// `$store`, type-checking its exports on the component's first instance,
+/// and returns its `call` export.
 macro_rules! instantiate_version {
-    ($contract:expr, $version:ident, $world:literal, $store:expr, $span:expr) => {{
+    ($contract:expr, $version:ident, $store:expr, $span:expr) => {{
         let contract = $contract;
         let instance = contract
             .bindings
@@ -173,7 +188,7 @@ macro_rules! instantiate_version {
             .await?;
         if !contract.checked.load(Ordering::Acquire) {
             $version::Plugin::new(&mut *$store, &instance)
-                .map_err(|err| other_types($world, &err))?;
+                .map_err(|err| contract.other_types(&err))?;
             contract.checked.store(true, Ordering::Release);
         }
         let call = instance
@@ -189,7 +204,7 @@ macro_rules! instantiate_version {
 /// Runs `describe` through `$contract`'s bindings, which type-check every
 /// export (the contract is then [`checked`](Contract::checked)).
 macro_rules! describe_version {
-    ($contract:expr, $version:ident, $world:literal, $store:expr, $spec:ident) => {{
+    ($contract:expr, $version:ident, $store:expr, $spec:ident) => {{
         let contract = $contract;
         let instance = contract
             .bindings
@@ -197,7 +212,7 @@ macro_rules! describe_version {
             .instantiate_async(&mut *$store)
             .await?;
         let plugin = $version::Plugin::new(&mut *$store, &instance)
-            .map_err(|err| other_types($world, &err))?;
+            .map_err(|err| contract.other_types(&err))?;
         contract.checked.store(true, Ordering::Release);
         let specs = plugin
             .corral_tool_tool()
@@ -207,16 +222,6 @@ macro_rules! describe_version {
     }};
 }
 
-/// The error of a component whose exports failed the type check of
-/// `world` (e.g. `corral:tool/plugin@0.3.0`): it names the world and what
-/// differs.
-fn other_types(world: &str, err: &wasmtime::Error) -> wasmtime::Error {
-    wasmtime::format_err!(
-        "its exports do not have the types of {world} ({err:#}): build it against that \
-         version's WIT"
-    )
-}
-
 impl PluginPre {
     /// Recognizes the world `pre` targets, newest first.
     ///
@@ -224,11 +229,11 @@ impl PluginPre {
     /// When it exports no version's `tool` interface: the 0.3.0 error.
     pub fn new(pre: InstancePre<SandboxState>) -> wasmtime::Result<Self> {
         match v3::PluginPre::new(pre.clone()) {
-            Ok(v3) => Ok(Self::V3(Contract::new(v3, &pre, "corral:tool/tool@0.3.0")?)),
+            Ok(v3) => Ok(Self::V3(Contract::new(v3, &pre, "0.3.0")?)),
             Err(err) => match v2::PluginPre::new(pre.clone()) {
-                Ok(v2) => Ok(Self::V2(Contract::new(v2, &pre, "corral:tool/tool@0.2.0")?)),
+                Ok(v2) => Ok(Self::V2(Contract::new(v2, &pre, "0.2.0")?)),
                 Err(_) => match v1::PluginPre::new(pre.clone()) {
-                    Ok(v1) => Ok(Self::V1(Contract::new(v1, &pre, "corral:tool/tool@0.1.0")?)),
+                    Ok(v1) => Ok(Self::V1(Contract::new(v1, &pre, "0.1.0")?)),
                     Err(_) => Err(err),
                 },
             },
@@ -238,9 +243,9 @@ impl PluginPre {
     /// The contract version, e.g. `0.2.0`.
     pub fn wit_version(&self) -> &'static str {
         match self {
-            Self::V1(_) => "0.1.0",
-            Self::V2(_) => "0.2.0",
-            Self::V3(_) => "0.3.0",
+            Self::V1(c) => c.version,
+            Self::V2(c) => c.version,
+            Self::V3(c) => c.version,
             Self::Any(..) => "any",
             Self::Runner(_) => "code",
         }
@@ -253,13 +258,13 @@ impl PluginPre {
     ) -> wasmtime::Result<Vec<RawSpec>> {
         Ok(match self {
             Self::V1(contract) => {
-                describe_version!(contract, v1, "corral:tool/plugin@0.1.0", store, spec_v1)
+                describe_version!(contract, v1, store, spec_v1)
             }
             Self::V2(contract) => {
-                describe_version!(contract, v2, "corral:tool/plugin@0.2.0", store, spec_v2)
+                describe_version!(contract, v2, store, spec_v2)
             }
             Self::V3(contract) => {
-                describe_version!(contract, v3, "corral:tool/plugin@0.3.0", store, spec_v3)
+                describe_version!(contract, v3, store, spec_v3)
             }
             // Found from its types at load: no guest code runs.
             Self::Any(_, foreign) => foreign.specs(),
@@ -301,13 +306,13 @@ impl PluginPre {
         let span = instantiate_span();
         Ok(Some(match self {
             Self::V1(contract) => {
-                instantiate_version!(contract, v1, "corral:tool/plugin@0.1.0", store, span)
+                instantiate_version!(contract, v1, store, span)
             }
             Self::V2(contract) => {
-                instantiate_version!(contract, v2, "corral:tool/plugin@0.2.0", store, span)
+                instantiate_version!(contract, v2, store, span)
             }
             Self::V3(contract) => {
-                instantiate_version!(contract, v3, "corral:tool/plugin@0.3.0", store, span)
+                instantiate_version!(contract, v3, store, span)
             }
             Self::Any(..) | Self::Runner(_) => return Ok(None),
         }))
