@@ -204,7 +204,13 @@ impl McpServer {
         let host = self.host.clone();
         // Boxed: the request task rmcp spawns then holds a pointer, not
         // the whole call's state, which tokio would copy as it moves it.
-        let call = Box::pin(host.call_value(&name, arguments, &options));
+        // Allocated first and written in place, not built on the stack and
+        // copied (as in corral's dispatch).
+        let slot = Box::new_uninit();
+        let call = Box::into_pin(Box::write(
+            slot,
+            host.call_value(&name, arguments, &options),
+        ));
         let result = tokio::select! {
             result = call => result,
             () = context.ct.cancelled() => {

@@ -14,6 +14,7 @@ use backon::{BackoffBuilder as _, ExponentialBuilder};
 use tower::{Service, ServiceExt as _};
 
 use super::Inner;
+use crate::RetryConfig;
 use crate::call::CallOutput;
 use crate::call::compose::CallFuture;
 use crate::call::stages::Invocation;
@@ -58,40 +59,55 @@ impl<S: Inner> Service<Invocation> for Retry<S> {
         };
         let inner = self.inner.clone();
         Box::pin(async move {
-            // The first attempt costs nothing more than a call without retry;
-            // the backoff schedule is only built after a transient failure.
-            let mut last = match inner.clone().oneshot(invocation.clone()).await {
-                Ok(out) => return Ok(CallOutput { attempts: 1, ..out }),
-                Err(err) if !transient(&err) => return Err(err),
-                Err(err) => err,
-            };
-            let mut backoff = ExponentialBuilder::new()
-                .with_min_delay(Duration::from_millis(config.initial_delay_ms))
-                .with_factor(config.multiplier)
-                .with_max_delay(Duration::from_millis(config.max_delay_ms))
-                .with_max_times(config.max_attempts.saturating_sub(1) as usize);
-            if config.jitter {
-                backoff = backoff.with_jitter();
+            // The first attempt costs nothing more than a call without retry.
+            // The backoff schedule is only built after a transient failure,
+            // in a future of its own, boxed: so this one stays small. (With
+            // the loop's timer, backoff and log line in it, it was 5.9 KB,
+            // copied into a fresh allocation on every call: BENCHMARKS.md,
+            // issue 51.)
+            match inner.clone().oneshot(invocation.clone()).await {
+                Ok(out) => Ok(CallOutput { attempts: 1, ..out }),
+                Err(err) if !transient(&err) => Err(err),
+                Err(err) => Box::pin(again(inner, invocation, config, err)).await,
             }
-            let tool = invocation.tool.clone();
-            // Attempt 2 onwards, each after its delay.
-            for (attempts, delay) in (2..).zip(backoff.build()) {
-                metrics::counter!("corral_retries_total", "tool" => tool.state().label())
-                    .increment(1);
-                tracing::info!(
-                    tool = tool.spec().name.as_str(),
-                    kind = last.kind(),
-                    delay_ms = delay.as_millis() as u64,
-                    "retrying after a transient failure: {last}"
-                );
-                tokio::time::sleep(delay).await;
-                match inner.clone().oneshot(invocation.clone()).await {
-                    Ok(out) => return Ok(CallOutput { attempts, ..out }),
-                    Err(err) if !transient(&err) => return Err(err),
-                    Err(err) => last = err,
-                }
-            }
-            Err(last)
         })
     }
+}
+
+/// Attempts 2 onwards of `invocation`, each after its delay, once the first
+/// failed with the transient `first`. Returns the first success, the first
+/// failure that is not transient, or the last failure when every attempt
+/// fails.
+async fn again<S: Inner>(
+    inner: S,
+    invocation: Invocation,
+    config: RetryConfig,
+    first: CallError,
+) -> Result<CallOutput, CallError> {
+    let mut last = first;
+    let mut backoff = ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(config.initial_delay_ms))
+        .with_factor(config.multiplier)
+        .with_max_delay(Duration::from_millis(config.max_delay_ms))
+        .with_max_times(config.max_attempts.saturating_sub(1) as usize);
+    if config.jitter {
+        backoff = backoff.with_jitter();
+    }
+    let tool = invocation.tool.clone();
+    for (attempts, delay) in (2..).zip(backoff.build()) {
+        metrics::counter!("corral_retries_total", "tool" => tool.state().label()).increment(1);
+        tracing::info!(
+            tool = tool.spec().name.as_str(),
+            kind = last.kind(),
+            delay_ms = delay.as_millis() as u64,
+            "retrying after a transient failure: {last}"
+        );
+        tokio::time::sleep(delay).await;
+        match inner.clone().oneshot(invocation.clone()).await {
+            Ok(out) => return Ok(CallOutput { attempts, ..out }),
+            Err(err) if !transient(&err) => return Err(err),
+            Err(err) => last = err,
+        }
+    }
+    Err(last)
 }

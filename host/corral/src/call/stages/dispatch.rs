@@ -273,6 +273,13 @@ impl Service<Invocation> for PluginDispatch {
     }
 
     fn call(&mut self, invocation: Invocation) -> Self::Future {
-        Box::pin(self.0.clone().run(invocation))
+        // The allocation first, then the future written into it: the
+        // compiler builds the future in place. `Box::pin(future)` built it
+        // on the stack and copied all 5.7 KB of it (the sandbox run's state
+        // is inside) into the heap on every call, though only its arguments
+        // are set before its first poll (BENCHMARKS.md, issue 51).
+        let slot = Box::new_uninit();
+        let run = Box::write(slot, self.0.clone().run(invocation));
+        Box::into_pin(run)
     }
 }
