@@ -301,35 +301,40 @@ pub async fn run(setup: RunSetup<'_>, op: Op<'_>) -> (Result<OpResult, Failure>,
     };
     let budget = store.data().budget.clone();
     let pre = setup.pre;
-    let work = async {
-        match op {
-            Op::Describe => pre.describe(&mut store).await.map(OpResult::Describe),
-            Op::Call {
-                name,
-                arguments,
-                context,
-            } => pre
-                .call(
-                    &mut store,
-                    instance,
+    // The work is pinned here, in this future, for `within` to drive by
+    // reference; the block ends its borrow of the store.
+    let outcome = {
+        let work = std::pin::pin!(async {
+            match op {
+                Op::Describe => pre.describe(&mut store).await.map(OpResult::Describe),
+                Op::Call {
                     name,
                     arguments,
                     context,
-                    limits.output_bytes,
-                )
-                .await
-                .map(OpResult::Call),
-            Op::Script {
-                code,
-                seed,
-                start_ms,
-            } => pre
-                .script(&mut store, code, seed, start_ms)
-                .await
-                .map(OpResult::Script),
-        }
+                } => pre
+                    .call(
+                        &mut store,
+                        instance,
+                        name,
+                        arguments,
+                        context,
+                        limits.output_bytes,
+                    )
+                    .await
+                    .map(OpResult::Call),
+                Op::Script {
+                    code,
+                    seed,
+                    start_ms,
+                } => pre
+                    .script(&mut store, code, seed, start_ms)
+                    .await
+                    .map(OpResult::Script),
+            }
+        });
+        budget::within(&budget, work).await
     };
-    let result = match budget::within(&budget, work).await {
+    let result = match outcome {
         None => Err(Failure::Timeout),
         Some(Ok(value)) => Ok(value),
         Some(Err(err)) => {

@@ -16,7 +16,7 @@ use serde_json::{Value as Json, json};
 use crate::calls::{
     IDLE, SHA256, floor_latencies, host_latencies, host_pool, rounds, runtime, sample,
 };
-use crate::table::{Report, Row, Value, p50_micros, p99_micros};
+use crate::table::{Report, Row, Value, median, p50_micros, p99_micros};
 use crate::{Effort, root};
 
 const CHILD_ENV: &str = "CORRAL_BENCH_PREPARED_RSS";
@@ -155,10 +155,6 @@ pub fn throughput(effort: Effort, report: &mut Report) {
         off1.push(one);
         off2.push(two);
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let paired =
         |on: &[f64], off: &[f64]| median(on.iter().zip(off).map(|(on, off)| on / off).collect());
     for (callers, ratio, on, off) in [

@@ -95,6 +95,12 @@ impl Report {
     }
 }
 
+/// The median of `values` (an even count takes the upper middle value).
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 /// The median of `samples` (sorted in place), in microseconds; `samples`
 /// are nanoseconds.
 pub fn p50_micros(samples: &mut [u64]) -> f64 {

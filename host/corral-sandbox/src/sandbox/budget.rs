@@ -4,6 +4,7 @@
 //! trap that usually follows is reported as the memory cap.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -79,8 +80,12 @@ impl Budget {
 /// spinning in wasm; the timer here stops a guest parked in an async host
 /// call (a WASI sleep, a poll). Waking early is harmless: the budget is
 /// read again and the timer armed again.
-pub(crate) async fn within<T>(budget: &Budget, work: impl Future<Output = T>) -> Option<T> {
-    let mut work = std::pin::pin!(work);
+///
+/// `work` is pinned where the caller keeps it (`std::pin::pin!`), so this
+/// future holds a pointer to it: taken by value, the work (a guest call's
+/// state, kilobytes) was copied into this future and again into its
+/// caller's on every call (BENCHMARKS.md, issue 51).
+pub(crate) async fn within<F: Future>(budget: &Budget, mut work: Pin<&mut F>) -> Option<F::Output> {
     // Most runs are done in their first poll: they never make the timer (a
     // runtime handle and a clock read).
     let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;

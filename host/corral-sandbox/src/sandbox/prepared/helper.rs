@@ -198,8 +198,10 @@ async fn make(
         Err(failure) => return failed(failure.to_string()),
     };
     let budget = store.data().budget.clone();
-    let instantiated =
-        super::super::budget::within(&budget, blueprint.pre().instantiate(&mut store)).await;
+    let instantiated = {
+        let work = std::pin::pin!(blueprint.pre().instantiate(&mut store));
+        super::super::budget::within(&budget, work).await
+    };
     match instantiated {
         None => failed(format!("it ran past its {} ms limit", limits.timeout_ms)),
         Some(Err(err)) => failed(format!("{err:#}")),
