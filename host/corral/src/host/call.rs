@@ -72,10 +72,11 @@ impl Host {
             corral.outcome = Empty,
             otel.status_code = Empty,
         );
-        let result = self
-            .call_traced(name, arguments, options)
-            .instrument(span.clone())
-            .await;
+        // Pinned where it is made, and instrumented by reference: the span's
+        // wrapper then holds a pointer, not a moved copy of the whole call's
+        // future (BENCHMARKS.md, issue 51).
+        let traced = std::pin::pin!(self.call_traced(name, arguments, options));
+        let result = traced.instrument(span.clone()).await;
         if !span.is_disabled() {
             match &result {
                 Ok(out) => {

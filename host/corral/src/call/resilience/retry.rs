@@ -61,10 +61,9 @@ impl<S: Inner> Service<Invocation> for Retry<S> {
         Box::pin(async move {
             // The first attempt costs nothing more than a call without retry.
             // The backoff schedule is only built after a transient failure,
-            // in a future of its own, boxed: so this one stays small. (With
-            // the loop's timer, backoff and log line in it, it was 5.9 KB,
-            // copied into a fresh allocation on every call: BENCHMARKS.md,
-            // issue 51.)
+            // in a future of its own, boxed then: the loop's timer, backoff
+            // and log line stay out of every call's future (BENCHMARKS.md,
+            // issue 51).
             match inner.clone().oneshot(invocation.clone()).await {
                 Ok(out) => Ok(CallOutput { attempts: 1, ..out }),
                 Err(err) if !transient(&err) => Err(err),
