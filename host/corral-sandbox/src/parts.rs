@@ -271,25 +271,33 @@ pub fn check(parts: Vec<OutputPart>, output_bytes: usize) -> Result<Checked, Par
             }
         }
     }
-    let text = match json {
-        Some(json) => json.to_owned(),
-        None => texts.join("\n"),
-    };
     let plain = parts.len() == 1
         && parts[0].annotations.is_none()
         && matches!(
             parts[0].content,
             PartContent::Text { .. } | PartContent::Json { .. }
         );
-    Ok(Checked {
-        text,
-        parts: if plain || parts.is_empty() {
-            Vec::new()
-        } else {
-            parts
-        },
-        bytes,
-    })
+    if plain {
+        // One text or structured part (most calls): its string is the
+        // text, moved, not copied.
+        let Some(OutputPart {
+            content: PartContent::Text { text } | PartContent::Json { json: text },
+            ..
+        }) = parts.into_iter().next()
+        else {
+            unreachable!("a plain output is one text or json part");
+        };
+        return Ok(Checked {
+            text,
+            parts: Vec::new(),
+            bytes,
+        });
+    }
+    let text = match json {
+        Some(json) => json.to_owned(),
+        None => texts.join("\n"),
+    };
+    Ok(Checked { text, parts, bytes })
 }
 
 /// Bytes `part` takes against the output cap.

@@ -135,26 +135,11 @@ impl DispatchShared {
             script: invocation.options.script.clone(),
             review_pause: invocation.options.review_pause.clone(),
         });
-        let client = invocation.options.client.clone().map(|client| {
-            let (plugin, plugin_sha256) = tool.provider_identity();
-            Arc::new(crate::call::client::ToolClient {
-                client,
-                asking: crate::call::client::Asking {
-                    tool: name.to_string(),
-                    plugin: plugin.to_string(),
-                    plugin_sha256: plugin_sha256.to_string(),
-                    timeout: self.gate.timeout,
-                },
-                review_pause: invocation.options.review_pause.clone(),
-                sampling_budget: tool.plugin().and_then(|p| p.sampling_budget().cloned()),
-                context: invocation
-                    .options
-                    .context
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            }) as Arc<dyn corral_sandbox::ClientHook>
-        });
+        let client = invocation
+            .options
+            .client
+            .as_ref()
+            .map(|client| self.client_hook(client, &invocation));
         let tool_name = tool.state().name();
         let leaks = corral_sandbox::Leaks::new(
             plugin.grants().redactor.clone(),
@@ -219,6 +204,8 @@ impl DispatchShared {
         };
         let (result, report) = sandbox::run(setup, op).await;
         if let Some(tape) = tape {
+            // Boxed: a recorded call is rare, and its future would
+            // otherwise enlarge every call's (BENCHMARKS.md, issue 51).
             let given = crate::replay::capture::Given {
                 plugin,
                 tool: tool.guest_name(),
@@ -229,15 +216,7 @@ impl DispatchShared {
                 context: &invocation.context,
                 parent: request.as_ref().map(|r| r.next_run()),
             };
-            // Boxed: a recorded call is rare, and its future would
-            // otherwise enlarge every call's (BENCHMARKS.md, issue 51).
-            Box::pin(crate::replay::capture::keep(
-                self.recordings.clone(),
-                request,
-                plugin.policy(),
-                crate::replay::capture::recording(&given, tape.take_log(), &result, &report),
-            ))
-            .await;
+            Box::pin(self.keep_recording(request, &given, tape, &result, &report)).await;
         }
         invocation.spent.add(&report.usage);
         self.evidence.record(
@@ -259,6 +238,52 @@ impl DispatchShared {
             report,
             invocation.started,
         )
+    }
+
+    /// The hook through which the guest reaches the call's MCP client
+    /// (sampling, elicitation), for a call that has one. Out of line, so
+    /// that the run's own code stays short for calls without a client.
+    #[inline(never)]
+    fn client_hook(
+        &self,
+        client: &Arc<dyn crate::call::client::ClientRequests>,
+        invocation: &Invocation,
+    ) -> Arc<dyn corral_sandbox::ClientHook> {
+        let tool = &invocation.tool;
+        let (plugin, plugin_sha256) = tool.provider_identity();
+        Arc::new(crate::call::client::ToolClient {
+            client: client.clone(),
+            asking: crate::call::client::Asking {
+                tool: tool.spec().name.clone(),
+                plugin: plugin.to_string(),
+                plugin_sha256: plugin_sha256.to_string(),
+                timeout: self.gate.timeout,
+            },
+            review_pause: invocation.options.review_pause.clone(),
+            sampling_budget: tool.plugin().and_then(|p| p.sampling_budget().cloned()),
+            context: invocation
+                .options
+                .context
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        })
+    }
+
+    /// Writes a recorded run (`replay/capture.rs`). Out of line: a recorded
+    /// call is rare.
+    #[inline(never)]
+    async fn keep_recording(
+        &self,
+        request: Option<Arc<crate::replay::RecordRequest>>,
+        given: &crate::replay::capture::Given<'_>,
+        tape: corral_sandbox::tape::Tape,
+        result: &Result<corral_sandbox::OpResult, corral_sandbox::Failure>,
+        report: &corral_sandbox::RunReport,
+    ) {
+        let policy = given.plugin.policy();
+        let recording = crate::replay::capture::recording(given, tape.take_log(), result, report);
+        crate::replay::capture::keep(self.recordings.clone(), request, policy, recording).await;
     }
 }
 
