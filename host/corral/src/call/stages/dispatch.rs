@@ -270,9 +270,8 @@ impl DispatchShared {
         })
     }
 
-    /// Writes a recorded run (`replay/capture.rs`). Out of line: a recorded
-    /// call is rare.
-    #[inline(never)]
+    /// Writes a recorded run (`replay/capture.rs`). Its caller boxes this
+    /// future: a recorded call is rare.
     async fn keep_recording(
         &self,
         request: Option<Arc<crate::replay::RecordRequest>>,
