@@ -223,7 +223,6 @@ pub fn check(parts: Vec<OutputPart>, output_bytes: usize) -> Result<Checked, Par
         )));
     }
     let mut json = None;
-    let mut texts = Vec::new();
     for (index, part) in parts.iter().enumerate() {
         let fail = |problem: String| Err(PartsError::Invalid(format!("part {index}: {problem}")));
         if let Some(annotations) = &part.annotations
@@ -233,7 +232,7 @@ pub fn check(parts: Vec<OutputPart>, output_bytes: usize) -> Result<Checked, Par
             return fail(format!("priority {priority} is outside 0.0 to 1.0"));
         }
         match &part.content {
-            PartContent::Text { text } => texts.push(text.as_str()),
+            PartContent::Text { .. } => {}
             PartContent::Json { json: text } => {
                 if json.replace(text.as_str()).is_some() {
                     return fail("a second json part; an output has one structured result".into());
@@ -293,9 +292,18 @@ pub fn check(parts: Vec<OutputPart>, output_bytes: usize) -> Result<Checked, Par
             bytes,
         });
     }
+    // Otherwise the text is the structured part's JSON, or the text parts
+    // joined (gathered only here: a plain output never needs the list).
     let text = match json {
         Some(json) => json.to_owned(),
-        None => texts.join("\n"),
+        None => parts
+            .iter()
+            .filter_map(|part| match &part.content {
+                PartContent::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
     };
     Ok(Checked { text, parts, bytes })
 }
